@@ -1,0 +1,185 @@
+package config
+
+import (
+	"encoding/json"
+	"time"
+
+	"ccload/protocol"
+)
+
+// Snapshot is one validated, immutable view of the config file.
+//
+// It is read-only: never mutate it or shallow-copy it. A reload builds a new
+// Snapshot and swaps it in whole; requests in flight keep the one they loaded.
+type Snapshot struct {
+	File     string    // path it was loaded from ("" for Parse of bytes)
+	LoadedAt time.Time // when this snapshot was built
+	SHA256   string    // hex sha256 of the file bytes, to skip no-op reloads
+
+	Version  int
+	Server   Server
+	Storage  Storage
+	Routing  Routing
+	Channels []*Channel       // in file order
+	Tokens   []*Token         // in file order
+	Pricing  map[string]Price // model name -> price per million tokens
+
+	// Indexes, built once by the loader.
+	byModel   map[string][]Route // client model name -> routes, channels in file order
+	byName    map[string]*Channel
+	byTokenSH map[string]*Token // lowercase hex sha256 of the token -> token
+
+	// deps are the files ${file:...} read: path -> sha256 hex of the
+	// contents ("" when unreadable), so a reload notices a changed secret
+	// file even when the config file is the same.
+	deps map[string]string
+}
+
+// Route is one channel that serves one client-visible model.
+type Route struct {
+	Channel  *Channel
+	Model    string // the model name the client asked for
+	Upstream string // the model name sent upstream (Model when not renamed)
+}
+
+// Routes returns the enabled channels serving model (enabled models only),
+// in file order. The slice is shared: do not modify it.
+func (s *Snapshot) Routes(model string) []Route { return s.byModel[model] }
+
+// Channel returns the channel with that name, or nil.
+func (s *Snapshot) Channel(name string) *Channel { return s.byName[name] }
+
+// TokenBySHA256 returns the token whose sha256 (lowercase hex) is sum, or nil.
+func (s *Snapshot) TokenBySHA256(sum string) *Token { return s.byTokenSH[sum] }
+
+// Server is the `server:` section.
+type Server struct {
+	Listen        string // host:port
+	AdminPassword Secret
+	MaxBodyBytes  Size
+}
+
+// Storage is the `storage:` section.
+type Storage struct {
+	Driver       string // sqlite | mysql | postgres
+	DSN          Secret // may hold a password
+	LogRetention Duration
+}
+
+// Routing is the `routing:` section.
+type Routing struct {
+	Cooldown    Cooldown
+	Timeouts    Timeouts
+	MaxAttempts int
+	HealthScore HealthScore
+}
+
+// Cooldown holds the initial cooldown per failure kind and the bounds.
+type Cooldown struct {
+	Auth, RateLimit, Server, Timeout Duration
+	Min, Max                         Duration
+	Fallback                         bool
+}
+
+// Timeouts bounds one upstream attempt. Zero means no limit.
+type Timeouts struct {
+	FirstByte Duration // until the first content event (stream) or headers (non-stream)
+	NonStream Duration // whole non-stream response
+	Stream    Duration // whole stream
+}
+
+// HealthScore configures the priority penalty for failing channels.
+type HealthScore struct {
+	Enabled    bool
+	Window     Duration
+	MinSamples int
+	Penalty    float64
+}
+
+// Channel is one upstream: URLs, keys and the models it serves.
+type Channel struct {
+	Name           string
+	Priority       int
+	Weight         int // >= 1
+	URLs           []URL
+	Keys           []Secret
+	KeyStrategy    string // round_robin | sequential
+	Models         []Model
+	RPMLimit       int
+	MaxConcurrency int
+	DailyCostLimit float64
+	ActiveHours    *Hours // nil = always
+	Proxy          string
+	CostMultiplier float64
+	Rewrite        Rewrite
+	Check          *Check // nil = no scheduled check
+	Enabled        bool
+}
+
+// URL is one base URL of a channel.
+type URL struct {
+	URL       string
+	Protocols []protocol.Family // empty = detect (client protocol first)
+	Exact     bool              // URL is the complete endpoint, no path appended
+}
+
+// Model is one model a channel serves.
+type Model struct {
+	Name     string // what clients ask for
+	Upstream string // what is sent upstream; equals Name when not renamed
+	Disabled bool
+}
+
+// Rewrite rules apply after conversion, before sending upstream.
+type Rewrite struct {
+	Headers []HeaderRule
+	Body    []BodyRule
+}
+
+// HeaderRule changes one upstream request header.
+type HeaderRule struct {
+	Action string // override | remove
+	Name   string
+	Value  string
+}
+
+// BodyRule changes one path (sjson syntax) of the upstream request body.
+type BodyRule struct {
+	Action string          // override | remove
+	Path   string          // sjson path
+	Value  json.RawMessage // the YAML value encoded as JSON (override only)
+}
+
+// Check schedules a background probe of a channel.
+type Check struct {
+	Model string
+	Every Duration
+}
+
+// Hours is a daily window in local time; Start > End crosses midnight.
+type Hours struct {
+	Start, End int // minutes since midnight
+}
+
+// Token is one client credential and its limits.
+type Token struct {
+	Name           string
+	SHA256         string   // lowercase hex sha256 of the token
+	Models         []string // globs (path.Match); empty = all
+	Channels       ChannelRule
+	CostLimit      float64 // USD, lifetime; 0 = none
+	MaxConcurrency int
+	RPMLimit       int
+	Expires        time.Time // zero = never
+}
+
+// ChannelRule restricts the channels a token may use: Allow or Deny, not both.
+type ChannelRule struct {
+	Allow []string
+	Deny  []string
+}
+
+// Price is USD per million tokens.
+type Price struct {
+	Input, Output, CacheRead, CacheWrite float64
+}
