@@ -1,0 +1,139 @@
+package store
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// dialect holds every SQL difference between the three databases. All other
+// SQL in the package is written once, with "?" placeholders, and passed
+// through q, which rewrites them to "$1, $2, …" for PostgreSQL.
+type dialect struct {
+	name      string // Driver() value and migration file suffix
+	sqlDriver string // database/sql driver name
+	dollar    bool   // placeholders are $n
+
+	// upsertUsage adds one aggregate to usage_daily. Arguments: day, token,
+	// channel, model, requests, errors, input, output, cache read, cache
+	// write, cost.
+	upsertUsage string
+	// upsertCooldown creates or replaces one cooldown. Arguments: scope,
+	// channel, key_fp, model, url, until_ms, strikes, kind, reason, updated_ms.
+	upsertCooldown string
+	// upsertOverride creates or replaces one override. Arguments: kind,
+	// target, value, created_ms.
+	upsertOverride string
+	// pruneLogs deletes at most pruneBatch logs older than its one argument.
+	// MySQL has no LIMIT inside IN (subquery) but has DELETE … LIMIT; the
+	// others are the other way round.
+	pruneLogs string
+}
+
+const pruneBatch = 5000
+
+// Statements shared by SQLite and PostgreSQL, which both speak
+// INSERT … ON CONFLICT … DO UPDATE with the excluded pseudo-table.
+const (
+	onConflictUsage = `INSERT INTO usage_daily
+ (day, token, channel, model, requests, errors, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost)
+ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+ ON CONFLICT (day, token, channel, model) DO UPDATE SET
+ requests = usage_daily.requests + excluded.requests,
+ errors = usage_daily.errors + excluded.errors,
+ input_tokens = usage_daily.input_tokens + excluded.input_tokens,
+ output_tokens = usage_daily.output_tokens + excluded.output_tokens,
+ cache_read_tokens = usage_daily.cache_read_tokens + excluded.cache_read_tokens,
+ cache_write_tokens = usage_daily.cache_write_tokens + excluded.cache_write_tokens,
+ cost = usage_daily.cost + excluded.cost`
+
+	onConflictCooldown = `INSERT INTO cooldowns
+ (scope, channel, key_fp, model, url, until_ms, strikes, kind, reason, updated_ms)
+ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+ ON CONFLICT (scope, channel, key_fp, model, url) DO UPDATE SET
+ until_ms = excluded.until_ms, strikes = excluded.strikes, kind = excluded.kind,
+ reason = excluded.reason, updated_ms = excluded.updated_ms`
+
+	onConflictOverride = `INSERT INTO overrides (kind, target, value, created_ms) VALUES (?, ?, ?, ?)
+ ON CONFLICT (kind, target) DO UPDATE SET value = excluded.value, created_ms = excluded.created_ms`
+)
+
+// pruneByID is the SQLite and PostgreSQL prune statement.
+var pruneByID = fmt.Sprintf(`DELETE FROM request_logs WHERE id IN
+ (SELECT id FROM request_logs WHERE ts < ? ORDER BY id LIMIT %d)`, pruneBatch)
+
+var (
+	sqliteDialect = dialect{
+		name:           "sqlite",
+		sqlDriver:      "sqlite",
+		upsertUsage:    onConflictUsage,
+		upsertCooldown: onConflictCooldown,
+		upsertOverride: onConflictOverride,
+		pruneLogs:      pruneByID,
+	}
+
+	postgresDialect = dialect{
+		name:           "postgres",
+		sqlDriver:      "pgx",
+		dollar:         true,
+		upsertUsage:    onConflictUsage,
+		upsertCooldown: onConflictCooldown,
+		upsertOverride: onConflictOverride,
+		pruneLogs:      pruneByID,
+	}
+
+	// mysqlDialect uses VALUES(col), which MySQL 8.0.20+ deprecates (with a
+	// warning) in favour of a row alias that MariaDB does not support.
+	mysqlDialect = dialect{
+		name:      "mysql",
+		sqlDriver: "mysql",
+		upsertUsage: `INSERT INTO usage_daily
+ (day, token, channel, model, requests, errors, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost)
+ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+ ON DUPLICATE KEY UPDATE
+ requests = requests + VALUES(requests),
+ errors = errors + VALUES(errors),
+ input_tokens = input_tokens + VALUES(input_tokens),
+ output_tokens = output_tokens + VALUES(output_tokens),
+ cache_read_tokens = cache_read_tokens + VALUES(cache_read_tokens),
+ cache_write_tokens = cache_write_tokens + VALUES(cache_write_tokens),
+ cost = cost + VALUES(cost)`,
+		upsertCooldown: `INSERT INTO cooldowns
+ (scope, channel, key_fp, model, url, until_ms, strikes, kind, reason, updated_ms)
+ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+ ON DUPLICATE KEY UPDATE
+ until_ms = VALUES(until_ms), strikes = VALUES(strikes), kind = VALUES(kind),
+ reason = VALUES(reason), updated_ms = VALUES(updated_ms)`,
+		upsertOverride: `INSERT INTO overrides (kind, target, value, created_ms) VALUES (?, ?, ?, ?)
+ ON DUPLICATE KEY UPDATE value = VALUES(value), created_ms = VALUES(created_ms)`,
+		pruneLogs: fmt.Sprintf(`DELETE FROM request_logs WHERE ts < ? ORDER BY id LIMIT %d`, pruneBatch),
+	}
+)
+
+// dialects maps the storage.driver names accepted by Open.
+var dialects = map[string]dialect{
+	"sqlite":   sqliteDialect,
+	"mysql":    mysqlDialect,
+	"postgres": postgresDialect,
+}
+
+// q returns query with its "?" placeholders in the dialect's syntax. Queries
+// in this package never contain "?" inside string literals.
+func (d dialect) q(query string) string {
+	if !d.dollar {
+		return query
+	}
+	var b strings.Builder
+	b.Grow(len(query) + 16)
+	n := 0
+	for i := 0; i < len(query); i++ {
+		if query[i] != '?' {
+			b.WriteByte(query[i])
+			continue
+		}
+		n++
+		b.WriteByte('$')
+		b.WriteString(strconv.Itoa(n))
+	}
+	return b.String()
+}

@@ -1,0 +1,87 @@
+package store
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestMigrationsComplete checks that every migration version exists for
+// every dialect, numbered 1, 2, 3… without gaps, with the same name.
+func TestMigrationsComplete(t *testing.T) {
+	var ref []migration
+	for name := range dialects {
+		migs, err := loadMigrations(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(migs) == 0 {
+			t.Fatalf("%s: no migrations embedded", name)
+		}
+		for i, m := range migs {
+			if m.version != i+1 {
+				t.Errorf("%s: migration %d has version %d, want %d", name, i, m.version, i+1)
+			}
+			if len(m.stmts) == 0 {
+				t.Errorf("%s: migration %d has no statements", name, m.version)
+			}
+		}
+		if ref == nil {
+			ref = migs
+			continue
+		}
+		if len(migs) != len(ref) {
+			t.Errorf("%s has %d migrations, another dialect %d", name, len(migs), len(ref))
+			continue
+		}
+		for i := range migs {
+			if migs[i].name != ref[i].name {
+				t.Errorf("%s migration %d is named %q, another dialect %q", name, i+1, migs[i].name, ref[i].name)
+			}
+		}
+	}
+}
+
+func TestSplitSQL(t *testing.T) {
+	got := splitSQL("-- header; with a semicolon\nCREATE TABLE a (x INT);\n\n  -- indented comment\nCREATE INDEX i ON a (x)\n;\n")
+	want := []string{"CREATE TABLE a (x INT)", "CREATE INDEX i ON a (x)"}
+	if !slices.Equal(got, want) {
+		t.Errorf("splitSQL = %q, want %q", got, want)
+	}
+}
+
+func TestRebind(t *testing.T) {
+	q := "SELECT a FROM t WHERE b = ? AND c IN (?, ?)"
+	if got := postgresDialect.q(q); got != "SELECT a FROM t WHERE b = $1 AND c IN ($2, $3)" {
+		t.Errorf("postgres: %s", got)
+	}
+	if got := mysqlDialect.q(q); got != q {
+		t.Errorf("mysql: %s", got)
+	}
+}
+
+func TestClean(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		max  int
+		want string
+	}{
+		{"plain", 10, "plain"},
+		{"plain", 0, "plain"},
+		{"abcdef", 3, "abc"},
+		{"ééé", 2, "éé"},          // characters, not bytes
+		{"ab\x00c", 0, "abc"},     // PostgreSQL refuses NUL
+		{"a\xffb", 0, "a\uFFFDb"}, // invalid UTF-8 replaced
+		{"\xff\xff\xffxyz", 2, "\uFFFDx"},
+	} {
+		if got := clean(c.in, c.max); got != c.want {
+			t.Errorf("clean(%q, %d) = %q, want %q", c.in, c.max, got, c.want)
+		}
+	}
+	if err := checkIdent("x", strings.Repeat("é", maxName), maxName); err != nil {
+		t.Errorf("checkIdent at the limit: %v", err)
+	}
+	if err := checkIdent("x", strings.Repeat("é", maxName+1), maxName); err == nil {
+		t.Error("checkIdent over the limit: nil")
+	}
+}

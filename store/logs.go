@@ -1,0 +1,189 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// logColumns are the request_logs columns written by InsertLogs, in the
+// order of logArgs and after "id" in scanLog.
+var logColumns = []string{
+	"ts", "request_id", "token", "channel", "key_fp", "url",
+	"client_protocol", "upstream_protocol", "model", "upstream_model",
+	"status", "failure_kind", "failure_scope", "attempts", "attempts_json",
+	"ttfb_ms", "duration_ms", "input_tokens", "output_tokens",
+	"cache_read_tokens", "cache_write_tokens", "reasoning_tokens",
+	"cost", "stream", "incomplete", "client_ip", "error_msg",
+}
+
+// insertChunk is how many rows one INSERT statement carries: 64 rows of 27
+// columns stay far below every dialect's placeholder limit (SQLite 32766,
+// MySQL and PostgreSQL 65535) while saving most round trips.
+const insertChunk = 64
+
+func logArgs(r *LogRow) []any {
+	return []any{
+		millis(r.Time), r.RequestID, r.Token, r.Channel, r.KeyFP, r.URL,
+		r.ClientProtocol, r.UpstreamProtocol, r.Model, r.UpstreamModel,
+		r.Status, r.FailureKind, r.FailureScope, r.Attempts, r.AttemptsJSON,
+		r.TTFBMs, r.DurationMs, r.InputTokens, r.OutputTokens,
+		r.CacheReadTokens, r.CacheWriteTokens, r.ReasoningTokens,
+		r.Cost, r.Stream, r.Incomplete, r.ClientIP, r.Error,
+	}
+}
+
+func scanLog(rows *sql.Rows) (LogRow, error) {
+	var r LogRow
+	var ts int64
+	err := rows.Scan(&r.ID,
+		&ts, &r.RequestID, &r.Token, &r.Channel, &r.KeyFP, &r.URL,
+		&r.ClientProtocol, &r.UpstreamProtocol, &r.Model, &r.UpstreamModel,
+		&r.Status, &r.FailureKind, &r.FailureScope, &r.Attempts, &r.AttemptsJSON,
+		&r.TTFBMs, &r.DurationMs, &r.InputTokens, &r.OutputTokens,
+		&r.CacheReadTokens, &r.CacheWriteTokens, &r.ReasoningTokens,
+		&r.Cost, &r.Stream, &r.Incomplete, &r.ClientIP, &r.Error)
+	r.Time = fromMillis(ts)
+	return r, err
+}
+
+// insertLogsSQL returns the INSERT statement for n rows.
+func (s *sqlStore) insertLogsSQL(n int) string {
+	row := "(" + strings.Repeat("?, ", len(logColumns)-1) + "?)"
+	var b strings.Builder
+	b.WriteString("INSERT INTO request_logs (")
+	b.WriteString(strings.Join(logColumns, ", "))
+	b.WriteString(") VALUES ")
+	for i := range n {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(row)
+	}
+	return s.d.q(b.String())
+}
+
+// InsertLogs implements Store.
+func (s *sqlStore) InsertLogs(ctx context.Context, rows []LogRow) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	clean := make([]LogRow, len(rows))
+	for i := range rows {
+		clean[i] = cleanLog(rows[i])
+	}
+	err := s.withTx(ctx, func(tx *sql.Tx) error {
+		args := make([]any, 0, insertChunk*len(logColumns))
+		for start := 0; start < len(clean); start += insertChunk {
+			chunk := clean[start:min(start+insertChunk, len(clean))]
+			args = args[:0]
+			for i := range chunk {
+				args = append(args, logArgs(&chunk[i])...)
+			}
+			if _, err := tx.ExecContext(ctx, s.insertLogsSQL(len(chunk)), args...); err != nil {
+				return err
+			}
+		}
+		return s.addUsage(ctx, tx, clean)
+	})
+	if err != nil {
+		return fmt.Errorf("store: insert %d logs: %w", len(rows), err)
+	}
+	return nil
+}
+
+// QueryLogs implements Store.
+func (s *sqlStore) QueryLogs(ctx context.Context, q LogQuery) ([]LogRow, error) {
+	if q.StatusClass < 0 || q.StatusClass > 5 {
+		return nil, fmt.Errorf("store: status class %d: want 0 or 1–5", q.StatusClass)
+	}
+	var where []string
+	var args []any
+	add := func(cond string, arg any) {
+		where = append(where, cond)
+		args = append(args, arg)
+	}
+	if !q.Since.IsZero() {
+		add("ts >= ?", millis(q.Since))
+	}
+	if !q.Until.IsZero() {
+		add("ts < ?", millis(q.Until))
+	}
+	if q.Token != "" {
+		add("token = ?", q.Token)
+	}
+	if q.Channel != "" {
+		add("channel = ?", q.Channel)
+	}
+	if q.Model != "" {
+		add("model = ?", q.Model)
+	}
+	if q.FailureScope != "" {
+		add("failure_scope = ?", q.FailureScope)
+	}
+	if q.StatusClass != 0 {
+		add("status >= ?", q.StatusClass*100)
+		add("status < ?", q.StatusClass*100+100)
+	}
+	if q.BeforeID > 0 {
+		add("id < ?", q.BeforeID)
+	}
+	limit := q.Limit
+	if limit <= 0 {
+		limit = DefaultLogLimit
+	}
+	limit = min(limit, MaxLogLimit)
+
+	var b strings.Builder
+	b.WriteString("SELECT id, ")
+	b.WriteString(strings.Join(logColumns, ", "))
+	b.WriteString(" FROM request_logs")
+	if len(where) > 0 {
+		b.WriteString(" WHERE ")
+		b.WriteString(strings.Join(where, " AND "))
+	}
+	// "Newest" is the highest ID, that is insertion order: for one instance
+	// it is time order (the Writer keeps rows in order, even across retries),
+	// and it keeps BeforeID a stable cursor while new rows arrive.
+	fmt.Fprintf(&b, " ORDER BY id DESC LIMIT %d", limit)
+
+	rows, err := s.db.QueryContext(ctx, s.d.q(b.String()), args...)
+	if err != nil {
+		return nil, fmt.Errorf("store: query logs: %w", err)
+	}
+	defer rows.Close()
+	out := make([]LogRow, 0, min(limit, 64))
+	for rows.Next() {
+		r, err := scanLog(rows)
+		if err != nil {
+			return nil, fmt.Errorf("store: query logs: %w", err)
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: query logs: %w", err)
+	}
+	return out, nil
+}
+
+// PruneLogs implements Store.
+func (s *sqlStore) PruneLogs(ctx context.Context, before time.Time) (int64, error) {
+	query := s.d.q(s.d.pruneLogs)
+	var total int64
+	for {
+		res, err := s.db.ExecContext(ctx, query, millis(before))
+		if err != nil {
+			return total, fmt.Errorf("store: prune logs: %w", err)
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return total, fmt.Errorf("store: prune logs: %w", err)
+		}
+		total += n
+		if n < pruneBatch {
+			return total, nil
+		}
+	}
+}
