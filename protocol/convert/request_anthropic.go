@@ -1,0 +1,732 @@
+package convert
+
+import (
+	"fmt"
+	"strings"
+
+	"ccload/protocol"
+
+	"github.com/tidwall/gjson"
+)
+
+// rqDefaultAnthropicMaxTokens is sent when the client set no output limit:
+// Anthropic requires max_tokens, the other families default to the model's
+// maximum.
+const rqDefaultAnthropicMaxTokens = 32000
+
+// rqDecodeAnthropic reads a Messages API request.
+func rqDecodeAnthropic(r *Req, body []byte, to protocol.Family) error {
+	root := gjson.ParseBytes(body)
+	var thinking, outputConfig gjson.Result
+	var err error
+	root.ForEach(func(k, v gjson.Result) bool {
+		switch k.Str {
+		case "model", "stream", "messages":
+			// model and stream come from the engine; messages below.
+		case "system":
+			err = rqAnthSystem(r, v)
+		case "max_tokens":
+			r.MaxTokens, err = reqInt(v, "max_tokens")
+		case "temperature":
+			r.Temperature, err = reqNumber(v, "temperature")
+		case "top_p":
+			r.TopP, err = reqNumber(v, "top_p")
+		case "top_k":
+			r.TopK, err = reqNumber(v, "top_k")
+		case "stop_sequences":
+			r.Stop, err = reqStrings(v, "stop_sequences")
+			if err == nil && len(r.Stop) > 0 && !rqCapsOf[to].stop {
+				err = rqRefuseField(to, "stop_sequences")
+			}
+		case "tools":
+			err = rqAnthTools(r, v, to)
+		case "tool_choice":
+			err = rqAnthToolChoice(r, v, to)
+		case "thinking":
+			thinking = v
+		case "output_config":
+			outputConfig = v
+		case "metadata", "service_tier", "cache_control", "inference_geo":
+			// hints: see doc.go
+		case "context_management":
+			if !rqAnthContextNoop(v) {
+				err = rqRefuseField(to, "context_management (edits other than clear_thinking keep all)")
+			}
+		default:
+			err = rqRefuseField(to, "field %q", k.Str)
+		}
+		return err == nil
+	})
+	if err != nil {
+		return err
+	}
+	if err := rqAnthReasoning(r, thinking, outputConfig, to); err != nil {
+		return err
+	}
+	msgs := root.Get("messages")
+	if !msgs.IsArray() {
+		return rqBadRequest("messages: want an array")
+	}
+	for i, m := range msgs.Array() {
+		if err := rqAnthMessage(r, m, i, to); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func rqAnthSystem(r *Req, v gjson.Result) error {
+	switch {
+	case v.Type == gjson.String:
+		if v.Str != "" {
+			r.System = append(r.System, v.Str)
+		}
+		return nil
+	case v.IsArray():
+		for i, b := range v.Array() {
+			if b.Get("type").Str != "text" {
+				return rqBadRequest("system[%d]: want a text block", i)
+			}
+			r.System = append(r.System, b.Get("text").Str)
+		}
+		return nil
+	case v.Type == gjson.Null:
+		return nil
+	}
+	return rqBadRequest("system: want a string or an array of text blocks")
+}
+
+// rqAnthContextNoop reports whether context_management only asks to keep all
+// thinking, which is what every other family does anyway (Claude Code sends
+// exactly that).
+func rqAnthContextNoop(v gjson.Result) bool {
+	ok := true
+	v.ForEach(func(k, e gjson.Result) bool {
+		if k.Str != "edits" {
+			ok = false
+			return false
+		}
+		e.ForEach(func(_, ed gjson.Result) bool {
+			typ := ed.Get("type").Str
+			keep := ed.Get("keep")
+			if len(typ) < 14 || typ[:14] != "clear_thinking" || keep.String() != "all" {
+				ok = false
+			}
+			return ok
+		})
+		return ok
+	})
+	return ok
+}
+
+func rqAnthTools(r *Req, v gjson.Result, to protocol.Family) error {
+	if !v.IsArray() {
+		return rqBadRequest("tools: want an array")
+	}
+	for i, t := range v.Array() {
+		if typ := t.Get("type").Str; typ != "" && typ != "custom" {
+			return rqRefuseField(to, "tools[%d] (type %q)", i, typ)
+		}
+		if t.Get("defer_loading").Bool() {
+			return rqRefuseField(to, "tools[%d].defer_loading", i)
+		}
+		if ex := t.Get("input_examples"); ex.IsArray() && len(ex.Array()) > 0 {
+			return rqRefuseField(to, "tools[%d].input_examples", i)
+		}
+		d := ToolDef{Name: t.Get("name").Str, Desc: t.Get("description").Str}
+		if d.Name == "" {
+			return rqBadRequest("tools[%d].name: missing", i)
+		}
+		if s := t.Get("input_schema"); s.Exists() {
+			d.Params = s.Raw
+		}
+		if s := t.Get("strict"); s.Exists() {
+			d.Strict = rqTriOf(s.Bool())
+		}
+		r.Tools = append(r.Tools, d)
+	}
+	return nil
+}
+
+func rqAnthToolChoice(r *Req, v gjson.Result, to protocol.Family) error {
+	switch v.Get("type").Str {
+	case "auto":
+		r.ToolChoice.Mode = ChoiceAuto
+	case "any":
+		r.ToolChoice.Mode = ChoiceRequired
+	case "none":
+		r.ToolChoice.Mode = ChoiceNone
+	case "tool":
+		r.ToolChoice = ToolChoice{Mode: ChoiceTool, Name: v.Get("name").Str}
+	default:
+		return rqBadRequest("tool_choice.type: unknown %q", v.Get("type").Str)
+	}
+	if v.Get("disable_parallel_tool_use").Bool() {
+		if !rqCapsOf[to].noParallel {
+			return rqRefuseField(to, "tool_choice.disable_parallel_tool_use")
+		}
+		r.Parallel = TriFalse
+	}
+	return nil
+}
+
+func rqAnthReasoning(r *Req, thinking, oc gjson.Result, to protocol.Family) error {
+	shown := thinking.Get("display").Str != "omitted"
+	switch thinking.Get("type").Str {
+	case "":
+	case "disabled":
+		// Anthropic's default; every other family's default is the model's.
+	case "enabled":
+		b, err := reqInt(thinking.Get("budget_tokens"), "thinking.budget_tokens")
+		if err != nil {
+			return err
+		}
+		r.Reasoning.Budget = b
+	case "adaptive":
+		r.Reasoning.Adaptive = true
+	default:
+		return rqBadRequest("thinking.type: unknown %q", thinking.Get("type").Str)
+	}
+	if r.Reasoning.set() && shown {
+		r.Reasoning.Summary = "auto"
+	}
+	var err error
+	oc.ForEach(func(k, v gjson.Result) bool {
+		switch k.Str {
+		case "effort":
+			r.Reasoning.Effort = v.Str
+			err = rqCheckEffort(v.Str, "output_config.effort")
+		case "format":
+			if v.Get("type").Str != "json_schema" {
+				err = rqBadRequest("output_config.format.type: unknown %q", v.Get("type").Str)
+				break
+			}
+			if !v.Get("schema").IsObject() {
+				err = rqBadRequest("output_config.format.schema: want an object")
+				break
+			}
+			r.Format = &OutputFormat{Schema: v.Get("schema").Raw}
+		default:
+			err = rqRefuseField(to, "output_config.%s", k.Str)
+		}
+		return err == nil
+	})
+	return err
+}
+
+func rqAnthMessage(r *Req, m gjson.Result, i int, to protocol.Family) error {
+	var role MsgRole
+	switch m.Get("role").Str {
+	case "user":
+		role = RoleUser
+	case "assistant":
+		role = RoleAssistant
+	case "system":
+		role = RoleSystem
+	default:
+		return rqBadRequest("messages[%d].role: unknown %q", i, m.Get("role").Str)
+	}
+	content := m.Get("content")
+	if content.Type == gjson.String {
+		if role == RoleSystem {
+			r.addSystem(content.Str)
+		} else if role == RoleUser {
+			r.addUser([]Part{{Kind: PartText, Text: content.Str}})
+		} else {
+			r.addMsg(role, Part{Kind: PartText, Text: content.Str})
+		}
+		return nil
+	}
+	if !content.IsArray() {
+		return rqBadRequest("messages[%d].content: want a string or an array", i)
+	}
+	blocks := content.Array()
+	parts := make([]Part, 0, len(blocks))
+	for j, b := range blocks {
+		path := fmt.Sprintf("messages[%d].content[%d]", i, j)
+		if role == RoleSystem {
+			if b.Get("type").Str != "text" {
+				return rqBadRequest("%s: a system message holds text blocks", path)
+			}
+			r.addSystem(b.Get("text").Str)
+			continue
+		}
+		p, err := rqAnthBlock(b, path, to, false)
+		if err != nil {
+			return err
+		}
+		parts = append(parts, p)
+	}
+	if role == RoleUser {
+		r.addUser(parts)
+	} else {
+		r.addMsg(role, parts...)
+	}
+	return nil
+}
+
+// rqAnthBlock decodes one content block; inResult limits it to what a
+// tool_result may hold.
+func rqAnthBlock(b gjson.Result, path string, to protocol.Family, inResult bool) (Part, error) {
+	typ := b.Get("type").Str
+	if inResult && typ != "text" && (typ != "image" && typ != "document" || !rqCapsOf[to].resultMedia) {
+		return Part{}, rqRefuseField(to, "%s (type %q in a tool result)", path, typ)
+	}
+	switch typ {
+	case "text":
+		return Part{Kind: PartText, Text: b.Get("text").Str}, nil
+	case "image", "document":
+		return rqAnthMedia(b, path, typ, to)
+	case "tool_use":
+		in := b.Get("input")
+		if in.Exists() && !in.IsObject() {
+			return Part{}, rqBadRequest("%s.input: want an object", path)
+		}
+		return Part{Kind: PartToolCall, ID: b.Get("id").Str, Name: b.Get("name").Str, Args: in.Raw}, nil
+	case "tool_result":
+		p := Part{Kind: PartToolResult, ID: b.Get("tool_use_id").Str, IsError: b.Get("is_error").Bool()}
+		c := b.Get("content")
+		switch {
+		case c.Type == gjson.String:
+			p.Content = []Part{{Kind: PartText, Text: c.Str}}
+		case c.IsArray():
+			for k, cb := range c.Array() {
+				cp, err := rqAnthBlock(cb, fmt.Sprintf("%s.content[%d]", path, k), to, true)
+				if err != nil {
+					return Part{}, err
+				}
+				p.Content = append(p.Content, cp)
+			}
+		case c.Exists() && c.Type != gjson.Null:
+			return Part{}, rqBadRequest("%s.content: want a string or an array", path)
+		}
+		return p, nil
+	case "thinking":
+		return Part{Kind: PartThinking, Text: b.Get("thinking").Str, Sig: b.Get("signature").Str}, nil
+	case "redacted_thinking":
+		return Part{Kind: PartRedacted, Data: b.Get("data").Str}, nil
+	}
+	return Part{}, rqRefuseField(to, "%s (type %q)", path, typ)
+}
+
+func rqAnthMedia(b gjson.Result, path, typ string, to protocol.Family) (Part, error) {
+	kind := PartImage
+	if typ == "document" {
+		kind = PartDocument
+		if b.Get("citations.enabled").Bool() {
+			return Part{}, rqRefuseField(to, "%s.citations", path)
+		}
+		if b.Get("context").Str != "" {
+			return Part{}, rqRefuseField(to, "%s.context", path)
+		}
+	}
+	p := Part{Kind: kind, Name: b.Get("title").Str}
+	src := b.Get("source")
+	switch st := src.Get("type").Str; st {
+	case "base64":
+		p.MIME, p.Data = src.Get("media_type").Str, src.Get("data").Str
+	case "url":
+		p.URL = src.Get("url").Str
+		c := rqCapsOf[to]
+		if (kind == PartImage && !c.imageURL) || (kind == PartDocument && !c.docURL) {
+			return Part{}, rqRefuseField(to, "%s.source (type \"url\")", path)
+		}
+	case "text":
+		if kind != PartDocument {
+			return Part{}, rqBadRequest("%s.source: text source on an image", path)
+		}
+		p.MIME, p.Text = "text/plain", src.Get("data").Str
+	default:
+		return Part{}, rqRefuseField(to, "%s.source (type %q)", path, st)
+	}
+	return p, nil
+}
+
+// rqEncodeAnthropic writes a Messages API request.
+func rqEncodeAnthropic(r *Req) ([]byte, error) {
+	w := rqNewJSON(rqEstimateSize(r))
+	w.obj()
+	w.kstr("model", r.Model)
+	maxTokens := r.MaxTokens
+	if maxTokens == 0 {
+		maxTokens = rqDefaultAnthropicMaxTokens
+	}
+	w.kint("max_tokens", maxTokens)
+	if len(r.System) > 0 {
+		w.key("system")
+		w.arr()
+		for _, s := range r.System {
+			if s != "" {
+				rqAnthText(w, s)
+			}
+		}
+		w.endArr()
+	}
+	w.key("messages")
+	w.arr()
+	for i := range r.Msgs {
+		rqAnthEncodeMsg(w, &r.Msgs[i])
+	}
+	w.endArr()
+	if len(r.Tools) > 0 {
+		w.key("tools")
+		w.arr()
+		for i := range r.Tools {
+			t := &r.Tools[i]
+			desc, params := t.Desc, t.Params
+			if t.Custom {
+				desc, params = t.functionShape()
+			}
+			w.obj()
+			w.kstr("name", t.Name)
+			if desc != "" {
+				w.kstr("description", desc)
+			}
+			w.key("input_schema")
+			if params == "" {
+				w.raw(`{"type":"object","properties":{}}`)
+			} else {
+				w.raw(params)
+			}
+			if t.Strict == TriTrue {
+				w.key("strict")
+				w.bool(true)
+			}
+			w.endObj()
+		}
+		w.endArr()
+		rqAnthEncodeToolChoice(w, r)
+	}
+	thinking, err := rqAnthEncodeReasoning(w, r, maxTokens)
+	if err != nil {
+		return nil, err
+	}
+	if !thinking {
+		w.kopt("temperature", r.Temperature)
+		w.kopt("top_p", r.TopP)
+		w.kopt("top_k", r.TopK)
+	} else if p := gjson.Parse(r.TopP); r.TopP != "" && p.Float() >= 0.95 {
+		// Thinking fixes temperature (1) and top_k on Anthropic; only a
+		// top_p of at least 0.95 is accepted (doc.go).
+		w.kraw("top_p", r.TopP)
+	}
+	if len(r.Stop) > 0 {
+		w.key("stop_sequences")
+		w.arr()
+		for _, s := range r.Stop {
+			w.str(s)
+		}
+		w.endArr()
+	}
+	if r.Stream {
+		w.key("stream")
+		w.bool(true)
+	}
+	w.endObj()
+	return w.b, nil
+}
+
+func rqAnthText(w *reqJSON, s string) {
+	w.obj()
+	w.kstr("type", "text")
+	w.kstr("text", s)
+	w.endObj()
+}
+
+func rqAnthEncodeMsg(w *reqJSON, m *Msg) {
+	if m.Role == RoleSystem {
+		// No system turns inside messages without a beta header: the
+		// instruction is kept in place as a marked user turn (doc.go).
+		w.obj()
+		w.kstr("role", "user")
+		w.key("content")
+		w.arr()
+		for _, p := range m.Parts {
+			rqAnthText(w, rqSystemTurnText(p.Text))
+		}
+		w.endArr()
+		w.endObj()
+		return
+	}
+	if !rqAnthHasContent(m) {
+		return
+	}
+	w.obj()
+	if m.Role == RoleAssistant {
+		w.kstr("role", "assistant")
+	} else {
+		w.kstr("role", "user")
+	}
+	w.key("content")
+	w.arr()
+	for i := range m.Parts {
+		rqAnthEncodePart(w, &m.Parts[i])
+	}
+	w.endArr()
+	w.endObj()
+}
+
+// rqAnthHasContent reports whether a turn keeps a block once empty text and
+// unsigned thinking are left out.
+func rqAnthHasContent(m *Msg) bool {
+	for i := range m.Parts {
+		if rqAnthKeeps(&m.Parts[i]) {
+			return true
+		}
+	}
+	return false
+}
+
+func rqAnthKeeps(p *Part) bool {
+	switch p.Kind {
+	case PartText:
+		return p.Text != ""
+	case PartThinking:
+		return p.Sig != "" // Anthropic rejects thinking it did not sign
+	}
+	return true
+}
+
+// rqSystemTurnText marks an instruction that sits inside the conversation, for
+// families whose conversation has no system turns.
+func rqSystemTurnText(s string) string { return "<system>\n" + s + "\n</system>" }
+
+// rqSystemTurn recognises a marked instruction in a user turn, so the
+// mapping reverses when such a request comes back through this package.
+func rqSystemTurn(s string) (string, bool) {
+	inner, ok := strings.CutPrefix(s, "<system>\n")
+	if !ok {
+		return "", false
+	}
+	return strings.CutSuffix(inner, "\n</system>")
+}
+
+// addUser adds a user turn, lifting marked instructions (rqSystemTurn) back
+// into system turns.
+func (r *Req) addUser(parts []Part) {
+	start := 0
+	for i := range parts {
+		if parts[i].Kind != PartText {
+			continue
+		}
+		text, ok := rqSystemTurn(parts[i].Text)
+		if !ok || len(r.Msgs) == 0 {
+			continue
+		}
+		r.addMsg(RoleUser, parts[start:i]...)
+		r.addSystem(text)
+		start = i + 1
+	}
+	r.addMsg(RoleUser, parts[start:]...)
+}
+
+func rqAnthEncodePart(w *reqJSON, p *Part) {
+	if !rqAnthKeeps(p) {
+		return
+	}
+	switch p.Kind {
+	case PartText:
+		rqAnthText(w, p.Text)
+	case PartImage, PartDocument:
+		rqAnthMediaBlock(w, p)
+	case PartToolCall:
+		w.obj()
+		w.kstr("type", "tool_use")
+		w.kstr("id", rqAnthToolID(p.ID))
+		w.kstr("name", p.Name)
+		w.kraw("input", p.callArgs())
+		w.endObj()
+	case PartToolResult:
+		w.obj()
+		w.kstr("type", "tool_result")
+		w.kstr("tool_use_id", rqAnthToolID(p.ID))
+		if len(p.Content) == 1 && p.Content[0].Kind == PartText {
+			w.kstr("content", p.Content[0].Text)
+		} else if len(p.Content) > 0 {
+			w.key("content")
+			w.arr()
+			for i := range p.Content {
+				c := &p.Content[i]
+				if c.Kind == PartText {
+					rqAnthText(w, c.Text)
+				} else {
+					rqAnthMediaBlock(w, c)
+				}
+			}
+			w.endArr()
+		}
+		if p.IsError {
+			w.key("is_error")
+			w.bool(true)
+		}
+		w.endObj()
+	case PartThinking:
+		w.obj()
+		w.kstr("type", "thinking")
+		w.kstr("thinking", p.Text)
+		w.kstr("signature", p.Sig)
+		w.endObj()
+	case PartRedacted:
+		w.obj()
+		w.kstr("type", "redacted_thinking")
+		w.kstr("data", p.Data)
+		w.endObj()
+	}
+}
+
+func rqAnthMediaBlock(w *reqJSON, p *Part) {
+	w.obj()
+	if p.Kind == PartImage {
+		w.kstr("type", "image")
+	} else {
+		w.kstr("type", "document")
+		if p.Name != "" {
+			w.kstr("title", p.Name)
+		}
+	}
+	w.key("source")
+	w.obj()
+	switch {
+	case p.URL != "":
+		w.kstr("type", "url")
+		w.kstr("url", p.URL)
+	case p.Kind == PartDocument && p.Data == "":
+		w.kstr("type", "text")
+		w.kstr("media_type", "text/plain")
+		w.kstr("data", p.Text)
+	default:
+		w.kstr("type", "base64")
+		w.kstr("media_type", p.MIME)
+		w.kstr("data", p.Data)
+	}
+	w.endObj()
+	w.endObj()
+}
+
+// rqAnthToolID makes a tool call id acceptable to Anthropic (^[a-zA-Z0-9_-]+$).
+// The mapping is a pure function, so a call and its result stay paired.
+func rqAnthToolID(id string) string {
+	for i := 0; i < len(id); i++ {
+		if !rqIdChar(id[i]) {
+			b := []byte(id)
+			for j := i; j < len(b); j++ {
+				if !rqIdChar(b[j]) {
+					b[j] = '_'
+				}
+			}
+			return string(b)
+		}
+	}
+	if id == "" {
+		return "toolu_missing"
+	}
+	return id
+}
+
+func rqIdChar(c byte) bool {
+	return c == '_' || c == '-' || (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')
+}
+
+func rqAnthEncodeToolChoice(w *reqJSON, r *Req) {
+	mode := r.ToolChoice.Mode
+	if mode == ChoiceUnset && r.Parallel != TriFalse {
+		return
+	}
+	w.key("tool_choice")
+	w.obj()
+	switch mode {
+	case ChoiceNone:
+		w.kstr("type", "none")
+	case ChoiceRequired:
+		w.kstr("type", "any")
+	case ChoiceTool:
+		w.kstr("type", "tool")
+		w.kstr("name", r.ToolChoice.Name)
+	default:
+		w.kstr("type", "auto")
+	}
+	if r.Parallel == TriFalse && mode != ChoiceNone {
+		w.key("disable_parallel_tool_use")
+		w.bool(true)
+	}
+	w.endObj()
+}
+
+// rqAnthEffort maps an effort level onto Anthropic's output_config.effort.
+var rqAnthEffort = map[string]string{"minimal": "low", "low": "low", "medium": "medium", "high": "high", "xhigh": "xhigh", "max": "max"}
+
+// rqAnthEncodeReasoning writes thinking and output_config and reports
+// whether thinking is on. A budget becomes budget_tokens when it fits
+// Anthropic's bounds (1024 <= budget < max_tokens), else the effort level of
+// the budget table with adaptive thinking.
+func rqAnthEncodeReasoning(w *reqJSON, r *Req, maxTokens int64) (bool, error) {
+	rs := r.Reasoning
+	effort := rqAnthEffort[rs.Effort]
+	on := true
+	switch {
+	case rs.Effort == "none":
+		on = false
+		w.key("thinking")
+		w.raw(`{"type":"disabled"}`)
+	case rs.Budget > 0 && rs.Effort == "" && maxTokens > 1024:
+		w.key("thinking")
+		w.obj()
+		w.kstr("type", "enabled")
+		w.kint("budget_tokens", min(max(rs.Budget, 1024), maxTokens-1))
+		w.endObj()
+	case rs.set():
+		if effort == "" && rs.Budget > 0 {
+			effort = rqAnthEffort[rqBudgetEffort(rs.Budget)]
+		}
+		w.key("thinking")
+		w.obj()
+		w.kstr("type", "adaptive")
+		if rs.Summary != "" {
+			w.kstr("display", "summarized")
+		}
+		w.endObj()
+	default:
+		on = false
+	}
+	if effort == "" && r.Format == nil {
+		return on, nil
+	}
+	w.key("output_config")
+	w.obj()
+	if effort != "" {
+		w.kstr("effort", effort)
+	}
+	if r.Format != nil {
+		if r.Format.Schema == "" {
+			return on, fmt.Errorf("%w: JSON mode without a schema cannot be sent to an anthropic upstream", ErrUnrepresentable)
+		}
+		w.key("format")
+		w.obj()
+		w.kstr("type", "json_schema")
+		w.kraw("schema", r.Format.Schema)
+		w.endObj()
+	}
+	w.endObj()
+	return on, nil
+}
+
+// rqEstimateSize guesses the encoded size to allocate the buffer once.
+func rqEstimateSize(r *Req) int {
+	n := 256
+	for _, s := range r.System {
+		n += len(s) + 32
+	}
+	for i := range r.Msgs {
+		for j := range r.Msgs[i].Parts {
+			p := &r.Msgs[i].Parts[j]
+			n += len(p.Text) + len(p.Data) + len(p.Args) + len(p.Input) + len(p.Sig) + 64
+			for k := range p.Content {
+				n += len(p.Content[k].Text) + len(p.Content[k].Data) + 32
+			}
+		}
+	}
+	for i := range r.Tools {
+		n += len(r.Tools[i].Desc) + len(r.Tools[i].Params) + 64
+	}
+	return n + n/8
+}

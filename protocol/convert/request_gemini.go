@@ -1,0 +1,808 @@
+package convert
+
+import (
+	"encoding/base64"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"ccload/protocol"
+
+	"github.com/tidwall/gjson"
+)
+
+// rqSkipSignature is Google's documented sentinel for a function call whose
+// thought signature was lost (a client family that has no place for it):
+// Gemini 3 rejects replayed calls without a signature otherwise.
+const rqSkipSignature = "skip_thought_signature_validator"
+
+// rqDecodeGemini reads a generateContent request.
+func rqDecodeGemini(r *Req, body []byte, to protocol.Family) error {
+	root := gjson.ParseBytes(body)
+	var err error
+	root.ForEach(func(k, v gjson.Result) bool {
+		switch k.Str {
+		case "model", "contents":
+			// the model is in the path; contents below
+		case "systemInstruction", "system_instruction":
+			for _, p := range v.Get("parts").Array() {
+				if !p.Get("text").Exists() {
+					err = rqBadRequest("systemInstruction.parts: want text parts")
+					return false
+				}
+				r.System = append(r.System, p.Get("text").Str)
+			}
+		case "generationConfig", "generation_config":
+			err = rqGemGenConfig(r, v, to)
+		case "tools":
+			err = rqGemTools(r, v, to)
+		case "toolConfig", "tool_config":
+			err = rqGemToolConfig(r, v, to)
+		case "safetySettings", "safety_settings", "labels":
+			// hints: see doc.go
+		default:
+			err = rqRefuseField(to, "field %q", k.Str)
+		}
+		return err == nil
+	})
+	if err != nil {
+		return err
+	}
+	contents := root.Get("contents")
+	if !contents.IsArray() {
+		return rqBadRequest("contents: want an array")
+	}
+	d := rqGemDecoder{r: r, to: to}
+	for i, c := range contents.Array() {
+		if err := d.content(c, i); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func rqGemGenConfig(r *Req, g gjson.Result, to protocol.Family) error {
+	c := rqCapsOf[to]
+	var err error
+	var mime string
+	var schema gjson.Result
+	g.ForEach(func(k, v gjson.Result) bool {
+		switch k.Str {
+		case "maxOutputTokens":
+			r.MaxTokens, err = reqInt(v, "generationConfig.maxOutputTokens")
+		case "temperature":
+			r.Temperature, err = reqNumber(v, "generationConfig.temperature")
+		case "topP":
+			r.TopP, err = reqNumber(v, "generationConfig.topP")
+		case "topK":
+			r.TopK, err = reqNumber(v, "generationConfig.topK")
+		case "seed":
+			r.Seed, err = reqNumber(v, "generationConfig.seed")
+		case "presencePenalty", "frequencyPenalty":
+			if reqZero(v) {
+				break
+			}
+			if !c.penalties {
+				err = rqRefuseField(to, "generationConfig.%s", k.Str)
+				break
+			}
+			if k.Str == "presencePenalty" {
+				r.Presence, err = reqNumber(v, k.Str)
+			} else {
+				r.Frequency, err = reqNumber(v, k.Str)
+			}
+		case "stopSequences":
+			r.Stop, err = reqStrings(v, "generationConfig.stopSequences")
+			if err == nil && len(r.Stop) > 0 && !c.stop {
+				err = rqRefuseField(to, "generationConfig.stopSequences")
+			}
+		case "candidateCount":
+			if v.Type != gjson.Null && v.Int() != 1 {
+				err = rqRefuseField(to, "generationConfig.candidateCount (more than one candidate)")
+			}
+		case "responseMimeType":
+			mime = v.Str
+		case "responseJsonSchema", "_responseJsonSchema", "responseSchema":
+			schema = v
+		case "responseModalities":
+			for _, m := range v.Array() {
+				if !strings.EqualFold(m.Str, "TEXT") {
+					err = rqRefuseField(to, "generationConfig.responseModalities (%s output)", m.Str)
+				}
+			}
+		case "thinkingConfig":
+			err = rqGemThinking(r, v, to)
+		case "mediaResolution":
+			// input token budget for media: a hint (doc.go)
+		case "responseLogprobs", "logprobs", "enableEnhancedCivicAnswers", "audioTimestamp":
+			if !reqZero(v) {
+				err = rqRefuseField(to, "generationConfig.%s", k.Str)
+			}
+		default:
+			err = rqRefuseField(to, "generationConfig.%s", k.Str)
+		}
+		return err == nil
+	})
+	if err != nil {
+		return err
+	}
+	switch mime {
+	case "", "text/plain":
+		if schema.Exists() {
+			return rqBadRequest("generationConfig: a response schema needs responseMimeType application/json")
+		}
+	case "application/json":
+		if !schema.Exists() {
+			if !c.jsonObject {
+				return rqRefuseField(to, "generationConfig.responseMimeType (JSON without a schema)")
+			}
+			r.Format = &OutputFormat{}
+			break
+		}
+		if !schema.IsObject() {
+			return rqBadRequest("generationConfig: the response schema must be an object")
+		}
+		r.Format = &OutputFormat{Schema: rqSchemaText(schema, rqSchemaFromGemini)}
+	default:
+		return rqRefuseField(to, "generationConfig.responseMimeType %q", mime)
+	}
+	return nil
+}
+
+func rqGemThinking(r *Req, t gjson.Result, to protocol.Family) error {
+	var err error
+	t.ForEach(func(k, v gjson.Result) bool {
+		switch k.Str {
+		case "includeThoughts":
+			if v.Bool() {
+				r.Reasoning.Summary = "auto"
+			}
+		case "thinkingBudget":
+			var b int64
+			if b, err = reqInt(v, "generationConfig.thinkingConfig.thinkingBudget"); err != nil {
+				return false
+			}
+			switch {
+			case b == 0:
+				r.Reasoning.Effort = "none"
+			case b < 0:
+				r.Reasoning.Adaptive = true
+			default:
+				r.Reasoning.Budget = b
+			}
+		case "thinkingLevel":
+			lvl := strings.ToLower(v.Str)
+			if lvl != "" && lvl != "thinking_level_unspecified" {
+				r.Reasoning.Effort = lvl
+				err = rqCheckEffort(lvl, "generationConfig.thinkingConfig.thinkingLevel")
+			}
+		default:
+			err = rqRefuseField(to, "generationConfig.thinkingConfig.%s", k.Str)
+		}
+		return err == nil
+	})
+	return err
+}
+
+func rqGemTools(r *Req, v gjson.Result, to protocol.Family) error {
+	if !v.IsArray() {
+		return rqBadRequest("tools: want an array")
+	}
+	for i, t := range v.Array() {
+		var err error
+		t.ForEach(func(k, decls gjson.Result) bool {
+			if k.Str != "functionDeclarations" && k.Str != "function_declarations" {
+				err = rqRefuseField(to, "tools[%d].%s", i, k.Str)
+				return false
+			}
+			for j, fd := range decls.Array() {
+				d := ToolDef{Name: fd.Get("name").Str, Desc: fd.Get("description").Str}
+				if d.Name == "" {
+					err = rqBadRequest("tools[%d].functionDeclarations[%d].name: missing", i, j)
+					return false
+				}
+				if p := fd.Get("parametersJsonSchema"); p.IsObject() {
+					d.Params = rqSchemaText(p, rqSchemaFromGemini)
+				} else if p := fd.Get("parameters"); p.IsObject() {
+					d.Params = rqSchemaText(p, rqSchemaFromGemini)
+				}
+				if fd.Get("response").Exists() || fd.Get("responseJsonSchema").Exists() {
+					err = rqRefuseField(to, "tools[%d].functionDeclarations[%d].response (a declared result schema)", i, j)
+					return false
+				}
+				r.Tools = append(r.Tools, d)
+			}
+			return true
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func rqGemToolConfig(r *Req, v gjson.Result, to protocol.Family) error {
+	var err error
+	v.ForEach(func(k, f gjson.Result) bool {
+		if k.Str != "functionCallingConfig" {
+			err = rqRefuseField(to, "toolConfig.%s", k.Str)
+			return false
+		}
+		names := f.Get("allowedFunctionNames").Array()
+		switch mode := strings.ToUpper(f.Get("mode").Str); mode {
+		case "", "AUTO", "VALIDATED":
+			r.ToolChoice.Mode = ChoiceAuto
+			if len(names) > 0 {
+				err = rqRefuseField(to, "toolConfig.functionCallingConfig.allowedFunctionNames with mode %s", mode)
+			}
+		case "NONE":
+			r.ToolChoice.Mode = ChoiceNone
+		case "ANY":
+			r.ToolChoice.Mode = ChoiceRequired
+			switch {
+			case len(names) == 1:
+				r.ToolChoice = ToolChoice{Mode: ChoiceTool, Name: names[0].Str}
+			case len(names) > 1:
+				err = rqRefuseField(to, "toolConfig.functionCallingConfig.allowedFunctionNames (more than one)")
+			}
+		default:
+			err = rqBadRequest("toolConfig.functionCallingConfig.mode: unknown %q", mode)
+		}
+		return err == nil
+	})
+	return err
+}
+
+// rqGemDecoder reads contents, synthesising tool call ids: Gemini calls have
+// none (or an optional one), and a functionResponse is matched to the first
+// unanswered call of the same name. Ids depend only on the call's position,
+// so the same history yields the same ids on every turn.
+type rqGemDecoder struct {
+	r       *Req
+	to      protocol.Family
+	pending []rqGemCall
+}
+
+type rqGemCall struct {
+	name, id string
+	done     bool
+}
+
+func rqGemCallID(name string, i, j int) string {
+	b := make([]byte, 0, len(name)+16)
+	b = append(b, "call_"...)
+	b = strconv.AppendInt(b, int64(i), 10)
+	b = append(b, '_')
+	b = strconv.AppendInt(b, int64(j), 10)
+	b = append(b, '_')
+	for k := 0; k < len(name); k++ {
+		if rqIdChar(name[k]) {
+			b = append(b, name[k])
+		} else {
+			b = append(b, '_')
+		}
+	}
+	return string(b)
+}
+
+func (d *rqGemDecoder) content(c gjson.Result, i int) error {
+	role := RoleUser
+	switch c.Get("role").Str {
+	case "", "user", "function":
+	case "model":
+		role = RoleAssistant
+	default:
+		return rqBadRequest("contents[%d].role: unknown %q", i, c.Get("role").Str)
+	}
+	caps := rqCapsOf[d.to]
+	var parts []Part
+	for j, p := range c.Get("parts").Array() {
+		path := fmt.Sprintf("contents[%d].parts[%d]", i, j)
+		sig := p.Get("thoughtSignature").Str
+		if sig == "" {
+			sig = p.Get("thought_signature").Str
+		}
+		if p.Get("thought").Bool() {
+			parts = append(parts, Part{Kind: PartThinking, Text: p.Get("text").Str, Sig: sig})
+			continue
+		}
+		if sig != "" {
+			// A signature on an answer part signs the reasoning behind it:
+			// the thought parts just before (Gemini's shape), or nothing.
+			if n := len(parts); n > 0 && parts[n-1].Kind == PartThinking && parts[n-1].Sig == "" {
+				parts[n-1].Sig = sig
+			} else {
+				parts = append(parts, Part{Kind: PartThinking, Sig: sig})
+			}
+		}
+		switch {
+		case p.Get("text").Exists():
+			parts = append(parts, Part{Kind: PartText, Text: p.Get("text").Str})
+		case p.Get("inlineData").Exists() || p.Get("inline_data").Exists():
+			blob := p.Get("inlineData")
+			if !blob.Exists() {
+				blob = p.Get("inline_data")
+			}
+			mp, err := rqGemBlob(blob, path+".inlineData", d.to)
+			if err != nil {
+				return err
+			}
+			parts = append(parts, mp)
+		case p.Get("fileData").Exists() || p.Get("file_data").Exists():
+			fd := p.Get("fileData")
+			if !fd.Exists() {
+				fd = p.Get("file_data")
+			}
+			uri, mime := fd.Get("fileUri").Str, fd.Get("mimeType").Str
+			if uri == "" {
+				uri = fd.Get("file_uri").Str
+			}
+			if !strings.HasPrefix(uri, "https://") && !strings.HasPrefix(uri, "http://") || strings.Contains(uri, "generativelanguage.googleapis.com") {
+				return rqRefuseField(d.to, "%s.fileData (an uploaded file)", path)
+			}
+			switch {
+			case strings.HasPrefix(mime, "image/") && caps.imageURL:
+				parts = append(parts, Part{Kind: PartImage, URL: uri})
+			case mime == "application/pdf" && caps.docURL:
+				parts = append(parts, Part{Kind: PartDocument, URL: uri, MIME: mime})
+			default:
+				return rqRefuseField(d.to, "%s.fileData (%s by URL)", path, mime)
+			}
+		case p.Get("functionCall").Exists():
+			fc := p.Get("functionCall")
+			args := fc.Get("args")
+			if args.Exists() && !args.IsObject() {
+				return rqBadRequest("%s.functionCall.args: want an object", path)
+			}
+			id := fc.Get("id").Str
+			if id == "" {
+				id = rqGemCallID(fc.Get("name").Str, i, j)
+			}
+			d.pending = append(d.pending, rqGemCall{name: fc.Get("name").Str, id: id})
+			parts = append(parts, Part{Kind: PartToolCall, ID: id, Name: fc.Get("name").Str, Args: args.Raw})
+		case p.Get("functionResponse").Exists():
+			tr, err := d.response(p.Get("functionResponse"), path)
+			if err != nil {
+				return err
+			}
+			parts = append(parts, tr)
+		default:
+			kind := "empty"
+			p.ForEach(func(k, _ gjson.Result) bool {
+				if k.Str != "thoughtSignature" && k.Str != "partMetadata" {
+					kind = k.Str
+					return false
+				}
+				return true
+			})
+			if kind == "empty" {
+				continue
+			}
+			return rqRefuseField(d.to, "%s.%s", path, kind)
+		}
+	}
+	if role == RoleUser {
+		d.r.addUser(parts)
+	} else {
+		d.r.addMsg(role, parts...)
+	}
+	return nil
+}
+
+func (d *rqGemDecoder) response(fr gjson.Result, path string) (Part, error) {
+	name := fr.Get("name").Str
+	id := fr.Get("id").Str
+	for k := range d.pending {
+		c := &d.pending[k]
+		if c.done || (id != "" && c.id != id) || (id == "" && c.name != name) {
+			continue
+		}
+		c.done, id = true, c.id
+		break
+	}
+	if id == "" {
+		return Part{}, rqBadRequest("%s.functionResponse: no functionCall named %q to answer", path, name)
+	}
+	p := Part{Kind: PartToolResult, ID: id, Name: name}
+	resp := fr.Get("response")
+	out, hasOut := resp.Get("output"), resp.Get("output").Exists()
+	errv, hasErr := resp.Get("error"), resp.Get("error").Exists()
+	n := len(resp.Map())
+	switch {
+	case hasErr && n == 1:
+		p.IsError = true
+		p.Content = []Part{{Kind: PartText, Text: rqJsonText(errv)}}
+	case hasOut && n == 1:
+		p.Content = []Part{{Kind: PartText, Text: rqJsonText(out)}}
+	case resp.Exists():
+		p.Content = []Part{{Kind: PartText, Text: resp.Raw}}
+	}
+	for k, rp := range fr.Get("parts").Array() {
+		if !rqCapsOf[d.to].resultMedia {
+			return Part{}, rqRefuseField(d.to, "%s.functionResponse.parts[%d] (media in a tool result)", path, k)
+		}
+		mp, err := rqGemBlob(rp.Get("inlineData"), fmt.Sprintf("%s.functionResponse.parts[%d].inlineData", path, k), d.to)
+		if err != nil {
+			return Part{}, err
+		}
+		p.Content = append(p.Content, mp)
+	}
+	return p, nil
+}
+
+// rqJsonText is a string's value, or any other JSON value's text.
+func rqJsonText(v gjson.Result) string {
+	if v.Type == gjson.String {
+		return v.Str
+	}
+	return v.Raw
+}
+
+func rqGemBlob(b gjson.Result, path string, to protocol.Family) (Part, error) {
+	mime, data := b.Get("mimeType").Str, b.Get("data").Str
+	if mime == "" {
+		mime = b.Get("mime_type").Str
+	}
+	switch {
+	case strings.HasPrefix(mime, "image/"):
+		return Part{Kind: PartImage, MIME: mime, Data: data}, nil
+	case mime == "application/pdf":
+		return Part{Kind: PartDocument, MIME: mime, Data: data}, nil
+	case strings.HasPrefix(mime, "text/"):
+		text, err := base64.StdEncoding.DecodeString(data)
+		if err != nil {
+			return Part{}, rqBadRequest("%s.data: invalid base64", path)
+		}
+		return Part{Kind: PartDocument, MIME: "text/plain", Text: string(text)}, nil
+	case strings.HasPrefix(mime, "audio/"):
+		if _, ok := rqChatAudioFormat(mime); !rqCapsOf[to].audio || (to == protocol.OpenAI && !ok) {
+			return Part{}, rqRefuseField(to, "%s (%s)", path, mime)
+		}
+		return Part{Kind: PartAudio, MIME: mime, Data: data}, nil
+	}
+	return Part{}, rqRefuseField(to, "%s (%s)", path, mime)
+}
+
+// rqEncodeGemini writes a generateContent request (no model: it is in the path).
+func rqEncodeGemini(r *Req) ([]byte, error) {
+	w := rqNewJSON(rqEstimateSize(r))
+	w.obj()
+	w.key("contents")
+	w.arr()
+	names := r.toolNames()
+	e := rqGemEncoder{w: w, names: names, sentinel: rqGemNeedsSentinel(r.Model)}
+	for i := range r.Msgs {
+		if err := e.msg(&r.Msgs[i]); err != nil {
+			return nil, err
+		}
+	}
+	e.closeContent()
+	w.endArr()
+	if len(r.System) > 0 {
+		w.key("systemInstruction")
+		w.obj()
+		w.key("parts")
+		w.arr()
+		for _, s := range r.System {
+			w.obj()
+			w.kstr("text", s)
+			w.endObj()
+		}
+		w.endArr()
+		w.endObj()
+	}
+	if len(r.Tools) > 0 {
+		w.key("tools")
+		w.arr()
+		w.obj()
+		w.key("functionDeclarations")
+		w.arr()
+		for i := range r.Tools {
+			t := &r.Tools[i]
+			desc, params := t.Desc, t.Params
+			if t.Custom {
+				desc, params = t.functionShape()
+			}
+			w.obj()
+			w.kstr("name", t.Name)
+			if desc != "" {
+				w.kstr("description", desc)
+			}
+			if params != "" {
+				w.key("parametersJsonSchema")
+				rqAppendSchema(w, gjson.Parse(params), rqSchemaToGemini, 0)
+			}
+			w.endObj()
+		}
+		w.endArr()
+		w.endObj()
+		w.endArr()
+		if r.ToolChoice.Mode != ChoiceUnset {
+			w.key("toolConfig")
+			w.obj()
+			w.key("functionCallingConfig")
+			w.obj()
+			switch r.ToolChoice.Mode {
+			case ChoiceAuto:
+				w.kstr("mode", "AUTO")
+			case ChoiceNone:
+				w.kstr("mode", "NONE")
+			case ChoiceRequired:
+				w.kstr("mode", "ANY")
+			case ChoiceTool:
+				w.kstr("mode", "ANY")
+				w.key("allowedFunctionNames")
+				w.arr()
+				w.str(r.ToolChoice.Name)
+				w.endArr()
+			}
+			w.endObj()
+			w.endObj()
+		}
+	}
+	rqGemGenerationConfig(w, r)
+	w.endObj()
+	return w.b, nil
+}
+
+// rqGemNeedsSentinel reports whether the model validates thought signatures on
+// replayed function calls (Gemini 3 and later; 1.x and 2.x do not).
+func rqGemNeedsSentinel(model string) bool {
+	m := strings.TrimPrefix(model, "models/")
+	return !strings.HasPrefix(m, "gemini-1") && !strings.HasPrefix(m, "gemini-2")
+}
+
+func rqGemLegacyThinking(model string) bool {
+	m := strings.TrimPrefix(model, "models/")
+	return strings.HasPrefix(m, "gemini-2") || strings.HasPrefix(m, "gemini-1")
+}
+
+var rqGemLevels = map[string]string{"none": "MINIMAL", "minimal": "MINIMAL", "low": "LOW", "medium": "MEDIUM", "high": "HIGH", "xhigh": "HIGH", "max": "HIGH"}
+
+func rqGemGenerationConfig(w *reqJSON, r *Req) {
+	rs := r.Reasoning
+	thinking := rs.set() || rs.Summary != ""
+	if r.MaxTokens == 0 && r.Temperature == "" && r.TopP == "" && r.TopK == "" && r.Seed == "" &&
+		r.Presence == "" && r.Frequency == "" && len(r.Stop) == 0 && r.Format == nil && !thinking {
+		return
+	}
+	w.key("generationConfig")
+	w.obj()
+	if r.MaxTokens > 0 {
+		w.kint("maxOutputTokens", r.MaxTokens)
+	}
+	w.kopt("temperature", r.Temperature)
+	w.kopt("topP", r.TopP)
+	w.kopt("topK", r.TopK)
+	w.kopt("seed", r.Seed)
+	w.kopt("presencePenalty", r.Presence)
+	w.kopt("frequencyPenalty", r.Frequency)
+	if len(r.Stop) > 0 {
+		w.key("stopSequences")
+		w.arr()
+		for _, s := range r.Stop {
+			w.str(s)
+		}
+		w.endArr()
+	}
+	if r.Format != nil {
+		w.kstr("responseMimeType", "application/json")
+		if r.Format.Schema != "" {
+			w.key("responseJsonSchema")
+			rqAppendSchema(w, gjson.Parse(r.Format.Schema), rqSchemaToGemini, 0)
+		}
+	}
+	if thinking {
+		w.key("thinkingConfig")
+		w.obj()
+		if rs.Summary != "" {
+			w.key("includeThoughts")
+			w.bool(true)
+		}
+		if rqGemLegacyThinking(r.Model) {
+			switch {
+			case rs.Effort == "none":
+				w.kint("thinkingBudget", 0)
+			case rs.budget() > 0:
+				w.kint("thinkingBudget", rs.budget())
+			case rs.Adaptive:
+				w.kint("thinkingBudget", -1)
+			}
+		} else if lvl := rqGemLevels[rs.effort()]; lvl != "" {
+			w.kstr("thinkingLevel", lvl)
+		}
+		w.endObj()
+	}
+	w.endObj()
+}
+
+// rqGemEncoder writes contents, merging consecutive turns of the same role
+// (Gemini alternates user and model).
+type rqGemEncoder struct {
+	w        *reqJSON
+	names    map[string]string
+	sentinel bool
+	open     string // role of the content being written, "" if none
+	sawCall  bool   // the open model content has a function call already
+}
+
+func (e *rqGemEncoder) openContent(role string) {
+	if e.open == role {
+		return
+	}
+	e.closeContent()
+	e.w.obj()
+	e.w.kstr("role", role)
+	e.w.key("parts")
+	e.w.arr()
+	e.open, e.sawCall = role, false
+}
+
+func (e *rqGemEncoder) closeContent() {
+	if e.open == "" {
+		return
+	}
+	e.w.endArr()
+	e.w.endObj()
+	e.open = ""
+}
+
+func (e *rqGemEncoder) msg(m *Msg) error {
+	w := e.w
+	switch m.Role {
+	case RoleSystem:
+		e.openContent("user")
+		for _, p := range m.Parts {
+			w.obj()
+			w.kstr("text", rqSystemTurnText(p.Text))
+			w.endObj()
+		}
+		return nil
+	case RoleAssistant:
+		e.model(m)
+		return nil
+	}
+	e.openContent("user")
+	for i := range m.Parts {
+		p := &m.Parts[i]
+		if p.Kind != PartToolResult {
+			rqGemPart(w, p)
+			continue
+		}
+		name, ok := e.names[p.ID]
+		if !ok {
+			return fmt.Errorf("%w: the tool result for call %q answers no tool call in the conversation; gemini needs the function name", ErrUnrepresentable, p.ID)
+		}
+		w.obj()
+		w.key("functionResponse")
+		w.obj()
+		w.kstr("name", name)
+		w.key("response")
+		w.obj()
+		var text strings.Builder
+		var media []*Part
+		for j := range p.Content {
+			c := &p.Content[j]
+			if c.Kind == PartText {
+				if text.Len() > 0 {
+					text.WriteByte('\n')
+				}
+				text.WriteString(c.Text)
+			} else {
+				media = append(media, c)
+			}
+		}
+		if p.IsError {
+			w.kstr("error", text.String())
+		} else {
+			w.kstr("output", text.String())
+		}
+		w.endObj()
+		if len(media) > 0 {
+			w.key("parts")
+			w.arr()
+			for _, c := range media {
+				rqGemPart(w, c)
+			}
+			w.endArr()
+		}
+		w.endObj()
+		w.endObj()
+	}
+	return nil
+}
+
+// model writes an assistant turn. A thinking signature goes on the first
+// answer part after the thinking (where Gemini puts it: the first function
+// call of a step, else the text), or on the thought itself when nothing
+// follows.
+func (e *rqGemEncoder) model(m *Msg) {
+	w := e.w
+	e.openContent("model")
+	sig := ""
+	for i := range m.Parts {
+		p := &m.Parts[i]
+		switch p.Kind {
+		case PartThinking:
+			last := !rqGemAnswerFollows(m.Parts[i+1:])
+			if p.Text == "" && !last {
+				if p.Sig != "" {
+					sig = p.Sig
+				}
+				continue
+			}
+			if p.Text == "" && p.Sig == "" {
+				continue
+			}
+			w.obj()
+			w.kstr("text", p.Text)
+			w.key("thought")
+			w.bool(true)
+			if last && p.Sig != "" {
+				w.kstr("thoughtSignature", p.Sig)
+			} else if p.Sig != "" {
+				sig = p.Sig
+			}
+			w.endObj()
+		case PartRedacted:
+			// Anthropic's encrypted thinking has no Gemini form (doc.go).
+		case PartToolCall:
+			w.obj()
+			w.key("functionCall")
+			w.obj()
+			w.kstr("name", p.Name)
+			w.kraw("args", p.callArgs())
+			w.endObj()
+			switch {
+			case sig != "":
+				w.kstr("thoughtSignature", sig)
+			case !e.sawCall && e.sentinel:
+				w.kstr("thoughtSignature", rqSkipSignature)
+			}
+			sig = ""
+			e.sawCall = true
+			w.endObj()
+		case PartText:
+			if p.Text == "" && sig == "" {
+				continue
+			}
+			w.obj()
+			w.kstr("text", p.Text)
+			if sig != "" {
+				w.kstr("thoughtSignature", sig)
+				sig = ""
+			}
+			w.endObj()
+		default:
+			rqGemPart(w, p)
+		}
+	}
+}
+
+func rqGemAnswerFollows(rest []Part) bool {
+	for i := range rest {
+		switch rest[i].Kind {
+		case PartToolCall, PartText:
+			return true
+		}
+	}
+	return false
+}
+
+// rqGemPart writes a user-side part: text, inline media, or a text document.
+func rqGemPart(w *reqJSON, p *Part) {
+	w.obj()
+	switch {
+	case p.Kind == PartText:
+		w.kstr("text", p.Text)
+	case p.Kind == PartDocument && p.Data == "":
+		w.kstr("text", rqDocumentText(p))
+	default:
+		w.key("inlineData")
+		w.obj()
+		w.kstr("mimeType", p.MIME)
+		w.kstr("data", p.Data)
+		w.endObj()
+	}
+	w.endObj()
+}

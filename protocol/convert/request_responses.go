@@ -1,0 +1,659 @@
+package convert
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"ccload/protocol"
+
+	"github.com/tidwall/gjson"
+)
+
+// rqDecodeResponses reads a Responses API request, including Codex's shapes
+// (additional_tools items, custom tool calls, reasoning items).
+func rqDecodeResponses(r *Req, body []byte, to protocol.Family) error {
+	root := gjson.ParseBytes(body)
+	c := rqCapsOf[to]
+	var err error
+	root.ForEach(func(k, v gjson.Result) bool {
+		switch k.Str {
+		case "model", "stream", "stream_options", "input":
+			// the engine owns model and stream; input below
+		case "instructions":
+			switch v.Type {
+			case gjson.String:
+				if v.Str != "" {
+					r.System = append(r.System, v.Str)
+				}
+			case gjson.Null:
+			default:
+				err = rqBadRequest("instructions: want a string")
+			}
+		case "max_output_tokens":
+			r.MaxTokens, err = reqInt(v, "max_output_tokens")
+		case "temperature":
+			r.Temperature, err = reqNumber(v, "temperature")
+		case "top_p":
+			r.TopP, err = reqNumber(v, "top_p")
+		case "tools":
+			if !v.IsArray() {
+				err = rqBadRequest("tools: want an array")
+				break
+			}
+			err = rqRespTools(r, v, "tools", to)
+		case "tool_choice":
+			err = rqRespToolChoice(r, v, to)
+		case "parallel_tool_calls":
+			if v.Type == gjson.False && !c.noParallel {
+				err = rqRefuseField(to, "parallel_tool_calls: false")
+			} else if v.Type == gjson.True || v.Type == gjson.False {
+				r.Parallel = rqTriOf(v.Bool())
+			}
+		case "reasoning":
+			err = rqRespReasoning(r, v, to)
+		case "text":
+			err = rqRespText(r, v, to)
+		case "store", "include", "prompt_cache_key", "prompt_cache_retention", "client_metadata", "metadata", "user", "safety_identifier", "service_tier", "truncation":
+			// hints: see doc.go
+		case "background", "max_tool_calls", "top_logprobs":
+			if !reqZero(v) {
+				err = rqRefuseField(to, "%s", k.Str)
+			}
+		case "previous_response_id", "conversation", "prompt", "context_management":
+			if v.Type != gjson.Null && !(v.IsArray() && len(v.Array()) == 0) {
+				err = rqRefuseField(to, "%s (state kept by the upstream)", k.Str)
+			}
+		default:
+			err = rqRefuseField(to, "field %q", k.Str)
+		}
+		return err == nil
+	})
+	if err != nil {
+		return err
+	}
+	input := root.Get("input")
+	switch {
+	case input.Type == gjson.String:
+		r.addMsg(RoleUser, Part{Kind: PartText, Text: input.Str})
+	case input.IsArray():
+		for i, it := range input.Array() {
+			if err := rqRespItem(r, it, i, to); err != nil {
+				return err
+			}
+		}
+	default:
+		return rqBadRequest("input: want a string or an array")
+	}
+	return nil
+}
+
+func rqRespTools(r *Req, v gjson.Result, path string, to protocol.Family) error {
+	for i, t := range v.Array() {
+		switch typ := t.Get("type").Str; typ {
+		case "function":
+			d := ToolDef{Name: t.Get("name").Str, Desc: t.Get("description").Str}
+			if p := t.Get("parameters"); p.Exists() && p.Type != gjson.Null {
+				d.Params = p.Raw
+			}
+			if s := t.Get("strict"); s.Type == gjson.True || s.Type == gjson.False {
+				d.Strict = rqTriOf(s.Bool())
+			}
+			r.Tools = append(r.Tools, d)
+		case "custom":
+			d := ToolDef{Name: t.Get("name").Str, Desc: t.Get("description").Str, Custom: true}
+			if f := t.Get("format"); f.IsObject() {
+				d.Format = f.Raw
+			}
+			r.Tools = append(r.Tools, d)
+		default:
+			return rqRefuseField(to, "%s[%d] (type %q)", path, i, typ)
+		}
+	}
+	return nil
+}
+
+func rqRespToolChoice(r *Req, v gjson.Result, to protocol.Family) error {
+	if v.Type == gjson.String {
+		switch v.Str {
+		case "auto":
+			r.ToolChoice.Mode = ChoiceAuto
+		case "none":
+			r.ToolChoice.Mode = ChoiceNone
+		case "required":
+			r.ToolChoice.Mode = ChoiceRequired
+		default:
+			return rqBadRequest("tool_choice: unknown %q", v.Str)
+		}
+		return nil
+	}
+	switch typ := v.Get("type").Str; typ {
+	case "function", "custom":
+		r.ToolChoice = ToolChoice{Mode: ChoiceTool, Name: v.Get("name").Str}
+	default:
+		return rqRefuseField(to, "tool_choice (type %q)", typ)
+	}
+	return nil
+}
+
+func rqRespReasoning(r *Req, v gjson.Result, to protocol.Family) error {
+	var err error
+	v.ForEach(func(k, f gjson.Result) bool {
+		switch k.Str {
+		case "effort":
+			if f.Type != gjson.Null {
+				r.Reasoning.Effort = f.Str
+				err = rqCheckEffort(f.Str, "reasoning.effort")
+			}
+		case "summary", "generate_summary":
+			if f.Type == gjson.String && f.Str != "none" {
+				r.Reasoning.Summary = f.Str
+			}
+		case "context":
+			// which turns' reasoning to keep: a hint (doc.go)
+		default:
+			if f.Type != gjson.Null {
+				err = rqRefuseField(to, "reasoning.%s", k.Str)
+			}
+		}
+		return err == nil
+	})
+	return err
+}
+
+func rqRespText(r *Req, v gjson.Result, to protocol.Family) error {
+	var err error
+	v.ForEach(func(k, f gjson.Result) bool {
+		switch k.Str {
+		case "verbosity":
+			r.Verbosity = f.Str
+		case "format":
+			err = rqRespTextFormat(r, f, to)
+		default:
+			err = rqRefuseField(to, "text.%s", k.Str)
+		}
+		return err == nil
+	})
+	return err
+}
+
+func rqRespTextFormat(r *Req, f gjson.Result, to protocol.Family) error {
+	switch typ := f.Get("type").Str; typ {
+	case "", "text":
+	case "json_object":
+		if !rqCapsOf[to].jsonObject {
+			return rqRefuseField(to, "text.format (type \"json_object\", JSON without a schema)")
+		}
+		r.Format = &OutputFormat{}
+	case "json_schema":
+		if !f.Get("schema").IsObject() {
+			return rqBadRequest("text.format.schema: want an object")
+		}
+		r.Format = &OutputFormat{Schema: f.Get("schema").Raw, Name: f.Get("name").Str, Desc: f.Get("description").Str}
+		if s := f.Get("strict"); s.Type == gjson.True || s.Type == gjson.False {
+			r.Format.Strict = rqTriOf(s.Bool())
+		}
+	default:
+		return rqBadRequest("text.format.type: unknown %q", typ)
+	}
+	return nil
+}
+
+func rqRespItem(r *Req, it gjson.Result, i int, to protocol.Family) error {
+	typ := it.Get("type").Str
+	if typ == "" && it.Get("role").Exists() {
+		typ = "message"
+	}
+	path := fmt.Sprintf("input[%d]", i)
+	switch typ {
+	case "message":
+		return rqRespMessage(r, it, path, to)
+	case "function_call", "custom_tool_call":
+		if ns := it.Get("namespace").Str; ns != "" {
+			return rqRefuseField(to, "%s.namespace (a namespaced tool call)", path)
+		}
+		p := Part{Kind: PartToolCall, ID: it.Get("call_id").Str, Name: it.Get("name").Str}
+		if typ == "custom_tool_call" {
+			p.Custom, p.Input = true, it.Get("input").Str
+		} else {
+			args := it.Get("arguments").Str
+			if strings.TrimSpace(args) == "" {
+				args = "{}"
+			}
+			if !gjson.Valid(args) || !gjson.Parse(args).IsObject() {
+				return rqRefuseField(to, "%s.arguments (not a JSON object)", path)
+			}
+			p.Args = args
+		}
+		r.addMsg(RoleAssistant, p)
+		return nil
+	case "function_call_output", "custom_tool_call_output":
+		p := Part{Kind: PartToolResult, ID: it.Get("call_id").Str}
+		out := it.Get("output")
+		if out.Type == gjson.String {
+			p.Content = []Part{{Kind: PartText, Text: out.Str}}
+		} else if out.IsArray() {
+			parts, err := rqRespParts(out, path+".output", to, true)
+			if err != nil {
+				return err
+			}
+			p.Content = parts
+		} else {
+			return rqBadRequest("%s.output: want a string or an array", path)
+		}
+		r.addMsg(RoleUser, p)
+		return nil
+	case "reasoning":
+		var texts []string
+		for _, s := range it.Get("summary").Array() {
+			texts = append(texts, s.Get("text").Str)
+		}
+		if len(texts) == 0 {
+			for _, s := range it.Get("content").Array() {
+				texts = append(texts, s.Get("text").Str)
+			}
+		}
+		r.addMsg(RoleAssistant, Part{Kind: PartThinking, ID: it.Get("id").Str, Text: strings.Join(texts, "\n\n"), Sig: it.Get("encrypted_content").Str})
+		return nil
+	case "additional_tools":
+		// Codex "code mode" offers its tools in an input item rather than in
+		// the tools field; they are tools like any other.
+		return rqRespTools(r, it.Get("tools"), path+".tools", to)
+	}
+	return rqRefuseField(to, "%s (type %q)", path, typ)
+}
+
+func rqRespMessage(r *Req, it gjson.Result, path string, to protocol.Family) error {
+	content := it.Get("content")
+	role := it.Get("role").Str
+	var parts []Part
+	if content.Type == gjson.String {
+		parts = []Part{{Kind: PartText, Text: content.Str}}
+	} else if content.IsArray() {
+		var err error
+		if parts, err = rqRespParts(content, path+".content", to, false); err != nil {
+			return err
+		}
+	} else {
+		return rqBadRequest("%s.content: want a string or an array", path)
+	}
+	switch role {
+	case "system", "developer":
+		for _, p := range parts {
+			if p.Kind != PartText {
+				return rqBadRequest("%s: a %s message holds text", path, role)
+			}
+			r.addSystem(p.Text)
+		}
+	case "user":
+		r.addMsg(RoleUser, parts...)
+	case "assistant":
+		r.addMsg(RoleAssistant, parts...)
+	default:
+		return rqBadRequest("%s.role: unknown %q", path, role)
+	}
+	return nil
+}
+
+// rqRespParts reads message content parts or a tool output array.
+func rqRespParts(c gjson.Result, path string, to protocol.Family, inResult bool) ([]Part, error) {
+	caps := rqCapsOf[to]
+	var parts []Part
+	for j, p := range c.Array() {
+		pp := fmt.Sprintf("%s[%d]", path, j)
+		typ := p.Get("type").Str
+		if inResult && (typ == "input_image" || typ == "input_file") && !caps.resultMedia {
+			return nil, rqRefuseField(to, "%s (type %q in a tool output)", pp, typ)
+		}
+		switch typ {
+		case "input_text", "output_text", "text":
+			parts = append(parts, Part{Kind: PartText, Text: p.Get("text").Str})
+		case "refusal":
+			parts = append(parts, Part{Kind: PartText, Text: p.Get("refusal").Str})
+		case "input_image":
+			if p.Get("file_id").Str != "" {
+				return nil, rqRefuseField(to, "%s.file_id", pp)
+			}
+			u := p.Get("image_url").Str
+			if mime, data, ok := reqParseDataURL(u); ok {
+				parts = append(parts, Part{Kind: PartImage, MIME: mime, Data: data})
+				break
+			}
+			if !caps.imageURL {
+				return nil, rqRefuseField(to, "%s.image_url (an image URL; only inline data)", pp)
+			}
+			parts = append(parts, Part{Kind: PartImage, URL: u})
+		case "input_file":
+			if p.Get("file_id").Str != "" {
+				return nil, rqRefuseField(to, "%s.file_id", pp)
+			}
+			if u := p.Get("file_url").Str; u != "" {
+				if !caps.docURL {
+					return nil, rqRefuseField(to, "%s.file_url", pp)
+				}
+				parts = append(parts, Part{Kind: PartDocument, URL: u, Name: p.Get("filename").Str})
+				break
+			}
+			mime, data, ok := reqParseDataURL(p.Get("file_data").Str)
+			if !ok {
+				return nil, rqBadRequest("%s.file_data: want a base64 data URL", pp)
+			}
+			parts = append(parts, Part{Kind: PartDocument, MIME: mime, Data: data, Name: p.Get("filename").Str})
+		default:
+			return nil, rqRefuseField(to, "%s (type %q)", pp, typ)
+		}
+	}
+	return parts, nil
+}
+
+// rqEncodeResponses writes a Responses API request. It is stateless: store is
+// false and, when reasoning is on, encrypted reasoning is requested so the
+// next turn can carry it back (doc.go).
+func rqEncodeResponses(r *Req) ([]byte, error) {
+	w := rqNewJSON(rqEstimateSize(r))
+	w.obj()
+	w.kstr("model", r.Model)
+	// The first instruction is instructions, the others developer
+	// messages ahead of the conversation, as Codex sends them.
+	if len(r.System) > 0 {
+		w.kstr("instructions", r.System[0])
+	}
+	w.key("input")
+	w.arr()
+	for _, s := range r.System[min(1, len(r.System)):] {
+		rqRespMsgItem(w, "developer", []Part{{Kind: PartText, Text: s}})
+	}
+	custom := make(map[string]bool)
+	reasoningN := 0
+	for i := range r.Msgs {
+		m := &r.Msgs[i]
+		switch m.Role {
+		case RoleSystem:
+			rqRespMsgItem(w, "developer", m.Parts)
+		case RoleAssistant:
+			rqRespAssistant(w, m, custom, &reasoningN)
+		default:
+			rqRespUser(w, m, custom)
+		}
+	}
+	w.endArr()
+	if len(r.Tools) > 0 {
+		w.key("tools")
+		w.arr()
+		for i := range r.Tools {
+			t := &r.Tools[i]
+			w.obj()
+			if t.Custom {
+				w.kstr("type", "custom")
+				w.kstr("name", t.Name)
+				if t.Desc != "" {
+					w.kstr("description", t.Desc)
+				}
+				if t.Format != "" {
+					w.kraw("format", t.Format)
+				}
+			} else {
+				w.kstr("type", "function")
+				w.kstr("name", t.Name)
+				if t.Desc != "" {
+					w.kstr("description", t.Desc)
+				}
+				w.key("parameters")
+				if t.Params == "" {
+					w.raw(`{"type":"object","properties":{}}`)
+				} else {
+					w.raw(t.Params)
+				}
+				// Responses defaults strict to true, which rejects most
+				// schemas written for the other families.
+				w.key("strict")
+				w.bool(t.Strict == TriTrue)
+			}
+			w.endObj()
+		}
+		w.endArr()
+		switch r.ToolChoice.Mode {
+		case ChoiceAuto:
+			w.kstr("tool_choice", "auto")
+		case ChoiceNone:
+			w.kstr("tool_choice", "none")
+		case ChoiceRequired:
+			w.kstr("tool_choice", "required")
+		case ChoiceTool:
+			w.key("tool_choice")
+			w.obj()
+			if r.customTools()[r.ToolChoice.Name] {
+				w.kstr("type", "custom")
+			} else {
+				w.kstr("type", "function")
+			}
+			w.kstr("name", r.ToolChoice.Name)
+			w.endObj()
+		}
+		if r.Parallel != TriUnset {
+			w.key("parallel_tool_calls")
+			w.bool(r.Parallel == TriTrue)
+		}
+	}
+	if r.MaxTokens > 0 {
+		w.kint("max_output_tokens", r.MaxTokens)
+	}
+	w.kopt("temperature", r.Temperature)
+	w.kopt("top_p", r.TopP)
+	effort := r.Reasoning.effort()
+	if effort != "" || r.Reasoning.Summary != "" {
+		w.key("reasoning")
+		w.obj()
+		if effort != "" {
+			w.kstr("effort", effort)
+		}
+		if r.Reasoning.Summary != "" {
+			w.kstr("summary", r.Reasoning.Summary)
+		}
+		w.endObj()
+	}
+	if r.Format != nil || r.Verbosity != "" {
+		w.key("text")
+		w.obj()
+		if f := r.Format; f != nil {
+			w.key("format")
+			w.obj()
+			if f.Schema == "" {
+				w.kstr("type", "json_object")
+			} else {
+				w.kstr("type", "json_schema")
+				w.kstr("name", rqFormatName(f))
+				if f.Desc != "" {
+					w.kstr("description", f.Desc)
+				}
+				w.kraw("schema", f.Schema)
+				if f.Strict != TriUnset {
+					w.key("strict")
+					w.bool(f.Strict == TriTrue)
+				}
+			}
+			w.endObj()
+		}
+		if r.Verbosity != "" {
+			w.kstr("verbosity", r.Verbosity)
+		}
+		w.endObj()
+	}
+	w.key("store")
+	w.bool(false)
+	if r.Reasoning.set() && effort != "none" {
+		w.kraw("include", `["reasoning.encrypted_content"]`)
+	}
+	if r.Stream {
+		w.key("stream")
+		w.bool(true)
+	}
+	w.endObj()
+	return w.b, nil
+}
+
+func rqRespMsgItem(w *reqJSON, role string, parts []Part) {
+	w.obj()
+	w.kstr("type", "message")
+	w.kstr("role", role)
+	w.key("content")
+	w.arr()
+	for i := range parts {
+		rqRespPart(w, &parts[i], role == "assistant")
+	}
+	w.endArr()
+	w.endObj()
+}
+
+func rqRespPart(w *reqJSON, p *Part, assistant bool) {
+	w.obj()
+	switch p.Kind {
+	case PartText:
+		if assistant {
+			w.kstr("type", "output_text")
+		} else {
+			w.kstr("type", "input_text")
+		}
+		w.kstr("text", p.Text)
+	case PartImage:
+		w.kstr("type", "input_image")
+		if p.URL != "" {
+			w.kstr("image_url", p.URL)
+		} else {
+			w.kstr("image_url", reqDataURL(p.MIME, p.Data))
+		}
+	case PartDocument:
+		switch {
+		case p.URL != "":
+			w.kstr("type", "input_file")
+			w.kstr("file_url", p.URL)
+			if p.Name != "" {
+				w.kstr("filename", p.Name)
+			}
+		case p.Data == "":
+			w.kstr("type", "input_text")
+			w.kstr("text", rqDocumentText(p))
+		default:
+			w.kstr("type", "input_file")
+			w.kstr("filename", rqDocumentName(p))
+			w.kstr("file_data", reqDataURL(p.MIME, p.Data))
+		}
+	}
+	w.endObj()
+}
+
+func rqRespUser(w *reqJSON, m *Msg, custom map[string]bool) {
+	start := -1
+	for i := range m.Parts {
+		p := &m.Parts[i]
+		if p.Kind != PartToolResult {
+			if start < 0 {
+				start = i
+			}
+			continue
+		}
+		if start >= 0 {
+			rqRespMsgItem(w, "user", m.Parts[start:i])
+			start = -1
+		}
+		w.obj()
+		if custom[p.ID] {
+			w.kstr("type", "custom_tool_call_output")
+		} else {
+			w.kstr("type", "function_call_output")
+		}
+		w.kstr("call_id", p.ID)
+		if rqResultTextOnly(p) {
+			w.kstr("output", rqResultText(p))
+		} else {
+			w.key("output")
+			w.arr()
+			if p.IsError {
+				w.obj()
+				w.kstr("type", "input_text")
+				w.kstr("text", "Error:")
+				w.endObj()
+			}
+			for j := range p.Content {
+				rqRespPart(w, &p.Content[j], false)
+			}
+			w.endArr()
+		}
+		w.endObj()
+	}
+	if start >= 0 {
+		rqRespMsgItem(w, "user", m.Parts[start:])
+	}
+}
+
+func rqResultTextOnly(p *Part) bool {
+	for i := range p.Content {
+		if p.Content[i].Kind != PartText {
+			return false
+		}
+	}
+	return true
+}
+
+func rqRespAssistant(w *reqJSON, m *Msg, custom map[string]bool, reasoningN *int) {
+	start := -1
+	flush := func(end int) {
+		if start >= 0 {
+			rqRespMsgItem(w, "assistant", m.Parts[start:end])
+			start = -1
+		}
+	}
+	for i := range m.Parts {
+		p := &m.Parts[i]
+		switch p.Kind {
+		case PartText:
+			if p.Text != "" && start < 0 {
+				start = i
+			}
+			continue
+		case PartToolCall:
+			flush(i)
+			w.obj()
+			if p.Custom {
+				custom[p.ID] = true
+				w.kstr("type", "custom_tool_call")
+				w.kstr("call_id", p.ID)
+				w.kstr("name", p.Name)
+				w.kstr("input", p.Input)
+			} else {
+				w.kstr("type", "function_call")
+				w.kstr("call_id", p.ID)
+				w.kstr("name", p.Name)
+				w.kstr("arguments", p.callArgs())
+			}
+			w.endObj()
+		case PartThinking:
+			flush(i)
+			if p.Sig == "" {
+				continue // reasoning the upstream cannot verify (doc.go)
+			}
+			w.obj()
+			w.kstr("type", "reasoning")
+			id := p.ID
+			if id == "" {
+				*reasoningN++
+				id = "rs_ccload_" + strconv.Itoa(*reasoningN)
+			}
+			w.kstr("id", id)
+			w.key("summary")
+			w.arr()
+			if p.Text != "" {
+				w.obj()
+				w.kstr("type", "summary_text")
+				w.kstr("text", p.Text)
+				w.endObj()
+			}
+			w.endArr()
+			w.kstr("encrypted_content", p.Sig)
+			w.endObj()
+		default:
+			flush(i)
+		}
+	}
+	flush(len(m.Parts))
+}

@@ -1,0 +1,145 @@
+package convert
+
+import (
+	"bytes"
+	"encoding/json"
+	"strconv"
+	"unicode/utf8"
+	"unsafe"
+
+	"github.com/tidwall/gjson"
+)
+
+// JSON writing helpers of the response side. Everything is appended to a
+// caller-owned buffer so a converted event costs no allocation once the
+// buffers have grown.
+
+const wjHex = "0123456789abcdef"
+
+// wjStr appends s as a JSON string literal. Control characters are escaped,
+// invalid UTF-8 becomes U+FFFD (as encoding/json does) and <, >, & stay
+// literal, as the upstream APIs send them. Use bstr to pass a []byte.
+func wjStr(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				dst = append(dst, '\\', c)
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', wjHex[c>>4], wjHex[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+			i++
+			start = i
+			continue
+		}
+		i += size
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}
+
+// wjInt appends n in decimal.
+func wjInt(dst []byte, n int64) []byte { return strconv.AppendInt(dst, n, 10) }
+
+// wjKey appends ,"key": (or "key": right after an opening brace).
+func wjKey(dst []byte, key string) []byte {
+	if n := len(dst); n > 0 && dst[n-1] != '{' && dst[n-1] != '[' {
+		dst = append(dst, ',')
+	}
+	dst = append(dst, '"')
+	dst = append(dst, key...)
+	return append(dst, '"', ':')
+}
+
+// wjLitOr appends lit, a JSON literal, or def when lit is empty.
+func wjLitOr(dst []byte, lit, def string) []byte {
+	if lit == "" {
+		return append(dst, def...)
+	}
+	return append(dst, lit...)
+}
+
+// litInner is the content of a JSON string literal between its quotes, still
+// escaped. Concatenating the inner parts of several literals gives the inner
+// part of the literal of the concatenated values, which is how deltas are
+// joined without unescaping them.
+func litInner(lit string) string {
+	if len(lit) < 2 {
+		return ""
+	}
+	return lit[1 : len(lit)-1]
+}
+
+// unescapeInner decodes the escaped content of a JSON string.
+func unescapeInner(inner []byte) string {
+	if bytes.IndexByte(inner, '\\') < 0 {
+		return string(inner)
+	}
+	lit := make([]byte, 0, len(inner)+2)
+	lit = append(lit, '"')
+	lit = append(lit, inner...)
+	lit = append(lit, '"')
+	return gjson.ParseBytes(lit).String()
+}
+
+// bstr views b as a string without copying. The string is valid only as long
+// as b is; anything kept past the current event is cloned.
+func bstr(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
+
+// strLit returns r's JSON string literal, or "" when r is absent, null, or
+// not a string. Non-string scalars are not coerced: the APIs send strings.
+func strLit(r gjson.Result) string {
+	if r.Type != gjson.String {
+		return ""
+	}
+	return r.Raw
+}
+
+// nonEmptyLit reports whether lit is a string literal with content.
+func nonEmptyLit(lit string) bool { return len(lit) > 2 }
+
+// compactJSON appends the compact form of the JSON text raw, or raw itself
+// when it does not parse (callers validate first).
+func compactJSON(dst []byte, raw string) []byte {
+	buf := bytes.NewBuffer(dst)
+	if err := json.Compact(buf, unsafe.Slice(unsafe.StringData(raw), len(raw))); err != nil {
+		return append(dst, raw...)
+	}
+	return buf.Bytes()
+}
+
+// sseOpen starts an SSE block: "event: name\n" (when name is set) and
+// "data: ". The caller appends one line of JSON and sseClose.
+func sseOpen(dst []byte, name string) []byte {
+	if name != "" {
+		dst = append(dst, "event: "...)
+		dst = append(dst, name...)
+		dst = append(dst, '\n')
+	}
+	return append(dst, "data: "...)
+}
+
+// sseClose ends an SSE block.
+func sseClose(dst []byte) []byte { return append(dst, '\n', '\n') }

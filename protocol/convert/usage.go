@@ -1,0 +1,244 @@
+package convert
+
+import (
+	"bytes"
+
+	"github.com/tidwall/gjson"
+
+	"ccload/protocol"
+)
+
+// Usage is the token count of one response, in one convention for every
+// family (the table in doc.go lists the fields it is read from and written
+// to):
+//
+//   - Input is every prompt token, cached or not, as OpenAI and Gemini count
+//     them. Anthropic's input_tokens excludes cache reads and writes, so
+//     Input = input_tokens + cache_read_input_tokens + cache_creation_input_tokens.
+//   - CacheRead and CacheWrite are the parts of Input read from and written to
+//     the prompt cache.
+//   - Output is every generated token including reasoning, as Anthropic and
+//     OpenAI count them. Gemini's candidatesTokenCount excludes thoughts, so
+//     Output = candidatesTokenCount + thoughtsTokenCount.
+//   - Reasoning is the part of Output spent on thinking.
+type Usage struct{ Input, Output, CacheRead, CacheWrite, Reasoning int64 }
+
+// Total is Input + Output.
+func (u Usage) Total() int64 { return u.Input + u.Output }
+
+// uncached is Anthropic's input_tokens: the prompt tokens neither read from
+// nor written to the cache.
+func (u Usage) uncached() int64 { return max(u.Input-u.CacheRead-u.CacheWrite, 0) }
+
+// UsageOf extracts usage from a complete non-stream response body of family
+// f. A body without usage (or not JSON) gives the zero Usage.
+func UsageOf(f protocol.Family, body []byte) Usage {
+	switch f {
+	case protocol.Anthropic:
+		var a anthropicCounts
+		a.merge(gjson.GetBytes(body, "usage"))
+		return a.usage()
+	case protocol.OpenAI:
+		return chatUsage(gjson.GetBytes(body, "usage"))
+	case protocol.Responses:
+		return responsesUsage(gjson.GetBytes(body, "usage"))
+	case protocol.Gemini:
+		return geminiUsage(gjson.GetBytes(body, "usageMetadata"))
+	}
+	return Usage{}
+}
+
+// UsageTracker reads usage from a native (unconverted) stream as its events
+// pass, without copying them. The zero value tracks nothing; use
+// NewUsageTracker.
+type UsageTracker struct {
+	f protocol.Family
+	u Usage
+	a anthropicCounts // Anthropic splits usage over message_start and message_delta
+}
+
+// NewUsageTracker returns a tracker for a stream of family f.
+func NewUsageTracker(f protocol.Family) *UsageTracker { return &UsageTracker{f: f} }
+
+var usageMark = []byte(`"usage`) // matches "usage" and "usageMetadata"
+
+// Observe looks at one event. Events that cannot carry usage cost one byte
+// scan; it never allocates.
+func (t *UsageTracker) Observe(ev *protocol.Event) {
+	if !bytes.Contains(ev.Data, usageMark) || !gjson.ValidBytes(ev.Data) {
+		return
+	}
+	data := bstr(ev.Data)
+	switch t.f {
+	case protocol.Anthropic:
+		switch gjson.Get(data, "type").Str {
+		case "message_start":
+			t.a.merge(gjson.Get(data, "message.usage"))
+		case "message_delta":
+			t.a.merge(gjson.Get(data, "usage"))
+		default:
+			return
+		}
+		t.u = t.a.usage()
+	case protocol.OpenAI:
+		if r := gjson.Get(data, "usage"); r.IsObject() {
+			t.u = chatUsage(r)
+		}
+	case protocol.Responses:
+		if r := gjson.Get(data, "response.usage"); r.IsObject() {
+			t.u = responsesUsage(r)
+		}
+	case protocol.Gemini:
+		if r := gjson.Get(data, "usageMetadata"); r.IsObject() {
+			t.u = geminiUsage(r)
+		}
+	}
+}
+
+// Usage returns what has been seen so far.
+func (t *UsageTracker) Usage() Usage { return t.u }
+
+// anthropicCounts keeps Anthropic's own fields: message_delta repeats some of
+// them cumulatively and a field it leaves out keeps its message_start value.
+type anthropicCounts struct{ in, cacheRead, cacheWrite, out, thinking int64 }
+
+func (a *anthropicCounts) merge(r gjson.Result) {
+	if !r.IsObject() {
+		return
+	}
+	set := func(dst *int64, path string) {
+		if v := r.Get(path); v.Type == gjson.Number {
+			*dst = v.Int()
+		}
+	}
+	set(&a.in, "input_tokens")
+	set(&a.cacheRead, "cache_read_input_tokens")
+	set(&a.cacheWrite, "cache_creation_input_tokens")
+	set(&a.out, "output_tokens")
+	set(&a.thinking, "output_tokens_details.thinking_tokens")
+}
+
+func (a *anthropicCounts) usage() Usage {
+	return Usage{
+		Input:      a.in + a.cacheRead + a.cacheWrite,
+		Output:     a.out,
+		CacheRead:  a.cacheRead,
+		CacheWrite: a.cacheWrite,
+		Reasoning:  a.thinking,
+	}
+}
+
+func chatUsage(r gjson.Result) Usage {
+	if !r.IsObject() {
+		return Usage{}
+	}
+	return Usage{
+		Input:      r.Get("prompt_tokens").Int(),
+		Output:     r.Get("completion_tokens").Int(),
+		CacheRead:  r.Get("prompt_tokens_details.cached_tokens").Int(),
+		CacheWrite: r.Get("prompt_tokens_details.cache_write_tokens").Int(),
+		Reasoning:  r.Get("completion_tokens_details.reasoning_tokens").Int(),
+	}
+}
+
+func responsesUsage(r gjson.Result) Usage {
+	if !r.IsObject() {
+		return Usage{}
+	}
+	return Usage{
+		Input:      r.Get("input_tokens").Int(),
+		Output:     r.Get("output_tokens").Int(),
+		CacheRead:  r.Get("input_tokens_details.cached_tokens").Int(),
+		CacheWrite: r.Get("input_tokens_details.cache_write_tokens").Int(),
+		Reasoning:  r.Get("output_tokens_details.reasoning_tokens").Int(),
+	}
+}
+
+// geminiUsage folds toolUsePromptTokenCount (prompt tokens of server-side
+// tool use, which totalTokenCount includes) into Input.
+func geminiUsage(r gjson.Result) Usage {
+	if !r.IsObject() {
+		return Usage{}
+	}
+	thoughts := r.Get("thoughtsTokenCount").Int()
+	return Usage{
+		Input:     r.Get("promptTokenCount").Int() + r.Get("toolUsePromptTokenCount").Int(),
+		Output:    r.Get("candidatesTokenCount").Int() + thoughts,
+		CacheRead: r.Get("cachedContentTokenCount").Int(),
+		Reasoning: thoughts,
+	}
+}
+
+// The writers below render a Usage in each family's own usage object.
+
+func wAnthropicUsage(dst []byte, u Usage) []byte {
+	dst = append(dst, `{"input_tokens":`...)
+	dst = wjInt(dst, u.uncached())
+	dst = append(dst, `,"cache_creation_input_tokens":`...)
+	dst = wjInt(dst, u.CacheWrite)
+	dst = append(dst, `,"cache_read_input_tokens":`...)
+	dst = wjInt(dst, u.CacheRead)
+	dst = append(dst, `,"output_tokens":`...)
+	dst = wjInt(dst, u.Output)
+	if u.Reasoning > 0 {
+		dst = append(dst, `,"output_tokens_details":{"thinking_tokens":`...)
+		dst = wjInt(dst, u.Reasoning)
+		dst = append(dst, '}')
+	}
+	return append(dst, '}')
+}
+
+func wChatUsage(dst []byte, u Usage) []byte {
+	dst = append(dst, `{"prompt_tokens":`...)
+	dst = wjInt(dst, u.Input)
+	dst = append(dst, `,"completion_tokens":`...)
+	dst = wjInt(dst, u.Output)
+	dst = append(dst, `,"total_tokens":`...)
+	dst = wjInt(dst, u.Total())
+	dst = append(dst, `,"prompt_tokens_details":{"cached_tokens":`...)
+	dst = wjInt(dst, u.CacheRead)
+	if u.CacheWrite > 0 {
+		dst = append(dst, `,"cache_write_tokens":`...)
+		dst = wjInt(dst, u.CacheWrite)
+	}
+	dst = append(dst, `},"completion_tokens_details":{"reasoning_tokens":`...)
+	dst = wjInt(dst, u.Reasoning)
+	return append(dst, `}}`...)
+}
+
+func wResponsesUsage(dst []byte, u Usage) []byte {
+	dst = append(dst, `{"input_tokens":`...)
+	dst = wjInt(dst, u.Input)
+	dst = append(dst, `,"input_tokens_details":{"cached_tokens":`...)
+	dst = wjInt(dst, u.CacheRead)
+	if u.CacheWrite > 0 {
+		dst = append(dst, `,"cache_write_tokens":`...)
+		dst = wjInt(dst, u.CacheWrite)
+	}
+	dst = append(dst, `},"output_tokens":`...)
+	dst = wjInt(dst, u.Output)
+	dst = append(dst, `,"output_tokens_details":{"reasoning_tokens":`...)
+	dst = wjInt(dst, u.Reasoning)
+	dst = append(dst, `},"total_tokens":`...)
+	dst = wjInt(dst, u.Total())
+	return append(dst, '}')
+}
+
+// wGeminiUsage leaves out the zero optional counts, as Gemini does.
+func wGeminiUsage(dst []byte, u Usage) []byte {
+	dst = append(dst, `{"promptTokenCount":`...)
+	dst = wjInt(dst, u.Input)
+	dst = append(dst, `,"candidatesTokenCount":`...)
+	dst = wjInt(dst, max(u.Output-u.Reasoning, 0))
+	dst = append(dst, `,"totalTokenCount":`...)
+	dst = wjInt(dst, u.Total())
+	if u.CacheRead > 0 {
+		dst = append(dst, `,"cachedContentTokenCount":`...)
+		dst = wjInt(dst, u.CacheRead)
+	}
+	if u.Reasoning > 0 {
+		dst = append(dst, `,"thoughtsTokenCount":`...)
+		dst = wjInt(dst, u.Reasoning)
+	}
+	return append(dst, '}')
+}

@@ -1,0 +1,5 @@
+package protocol
+
+import "encoding/json"
+
+func jsonValid(b []byte) bool { return json.Valid(b) }
