@@ -1,3 +1,9 @@
 package main
 
-func main() {}
+import (
+	"os"
+
+	"ccload/cmd"
+)
+
+func main() { os.Exit(cmd.Execute()) }

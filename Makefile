@@ -1,0 +1,33 @@
+# ccload — see README.md. `make demo` and `make test` are all a newcomer needs.
+GO        ?= go
+BIN       ?= bin/ccload
+PKGS      ?= ./...
+# Test databases: PostgreSQL and MariaDB on this machine (README, "Tests").
+CCLOAD_TEST_POSTGRES ?= postgres://postgres@127.0.0.1:5432/test?sslmode=disable
+CCLOAD_TEST_MYSQL    ?= root@tcp(127.0.0.1:3306)/test
+export CCLOAD_TEST_POSTGRES CCLOAD_TEST_MYSQL
+
+.PHONY: build test test-short demo lint bench clean
+
+build:
+	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN) .
+
+test: lint
+	$(GO) test -race -count=1 -timeout 15m $(PKGS)
+
+test-short:
+	$(GO) test -count=1 $(PKGS)
+
+demo: build
+	./$(BIN) demo -c ccload.example.yaml
+
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	  if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+	$(GO) vet $(PKGS)
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
+
+clean:
+	rm -rf bin data/demo.db*

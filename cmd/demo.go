@@ -1,0 +1,74 @@
+package cmd
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"ccload/engine/mockupstream"
+)
+
+// demoToken is the client token of the demo entry in ccload.example.yaml
+// (stored there only as its sha256).
+const demoToken = "sk-ccload-demo"
+
+// DemoOptions are the flags of the hidden `ccload demo` (what `make demo` runs).
+type DemoOptions struct {
+	IO     IOStreams
+	Config string
+}
+
+// NewCmdDemo builds `ccload demo`: the mock upstream on 127.0.0.1:9901 and
+// `ccload serve` on the example config, in one process.
+func NewCmdDemo(f *Factory, runF func(*DemoOptions) error) *cobra.Command {
+	opts := &DemoOptions{IO: f.IO}
+	c := &cobra.Command{
+		Use:    "demo",
+		Short:  "Serve the example config against a built-in mock upstream",
+		Hidden: true,
+		Args:   cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			if runF != nil {
+				return runF(opts)
+			}
+			ctx, stop := signal.NotifyContext(c.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return demoRun(ctx, opts)
+		},
+	}
+	c.Flags().StringVarP(&opts.Config, "config", "c", "ccload.example.yaml", "config file")
+	return c
+}
+
+func demoRun(ctx context.Context, opts *DemoOptions) error {
+	if os.Getenv("CCLOAD_PASS") == "" {
+		os.Setenv("CCLOAD_PASS", "demo")
+	}
+	if os.Getenv("CCLOAD_DB") == "" {
+		os.Setenv("CCLOAD_DB", "data/demo.db")
+	}
+	m := mockupstream.New(mockupstream.Options{})
+	mockURL, err := m.Start("127.0.0.1:9901")
+	if err != nil {
+		return &exitError{code: exitFail, err: fmt.Errorf("mock upstream: %w (is another demo running?)", err)}
+	}
+	defer m.Close()
+	return serveRun(ctx, &ServeOptions{
+		IO: opts.IO, Config: opts.Config, Grace: 5 * time.Second,
+		Ready: func(addr string) {
+			w := opts.IO.Out
+			fmt.Fprintf(w, "\nccload demo: gateway on http://%s, mock upstream on %s\n", addr, mockURL)
+			fmt.Fprintf(w, "dashboard/admin password: %s    client token: %s\n\n", os.Getenv("CCLOAD_PASS"), demoToken)
+			fmt.Fprintf(w, "Try (Anthropic Messages, streamed):\n  curl -N http://%s/v1/messages -H 'x-api-key: %s' -H 'anthropic-version: 2023-06-01' \\\n"+
+				"    -H 'content-type: application/json' \\\n    -d '{\"model\":\"claude-sonnet-4-6\",\"max_tokens\":64,\"stream\":true,\"messages\":[{\"role\":\"user\",\"content\":\"Hello\"}]}'\n\n", addr, demoToken)
+			fmt.Fprintf(w, "Or OpenAI Chat:\n  curl http://%s/v1/chat/completions -H 'Authorization: Bearer %s' -H 'content-type: application/json' \\\n"+
+				"    -d '{\"model\":\"gpt-5\",\"messages\":[{\"role\":\"user\",\"content\":\"Hello\"}]}'\n\n", addr, demoToken)
+			fmt.Fprintf(w, "Health: curl http://%s/health     Stop: Ctrl-C\n\n", addr)
+		},
+	})
+}

@@ -1,0 +1,183 @@
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/valyala/fasthttp"
+
+	"ccload/config"
+	"ccload/engine"
+	"ccload/engine/cooldown"
+	"ccload/engine/failure"
+	"ccload/store"
+)
+
+// ServeOptions are the flags of `ccload serve`.
+type ServeOptions struct {
+	IO     IOStreams
+	Config string
+	Listen string
+	Grace  time.Duration
+	// Ready, when set, is called with the bound address once serving.
+	Ready func(addr string)
+}
+
+// NewCmdServe builds `ccload serve`.
+func NewCmdServe(f *Factory, runF func(*ServeOptions) error) *cobra.Command {
+	opts := &ServeOptions{IO: f.IO}
+	c := &cobra.Command{
+		Use:   "serve -c FILE",
+		Short: "Run the gateway, dashboard and admin API",
+		Long: `Run the gateway on server.listen. The config file is watched and reloaded on
+change or SIGHUP; an invalid file keeps the old config serving and the error
+shows in /health. SIGINT/SIGTERM stop accepting, let in-flight streams finish
+(up to --grace) and flush the request logs.`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			if runF != nil {
+				return runF(opts)
+			}
+			ctx, stop := signal.NotifyContext(c.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return serveRun(ctx, opts)
+		},
+	}
+	c.Flags().StringVarP(&opts.Config, "config", "c", "ccload.yaml", "config file")
+	c.Flags().StringVar(&opts.Listen, "listen", "", "listen address (overrides server.listen)")
+	c.Flags().DurationVar(&opts.Grace, "grace", 30*time.Second, "how long in-flight requests may take to finish on shutdown")
+	return c
+}
+
+// serveRun runs the gateway until ctx ends, then shuts down gracefully.
+func serveRun(ctx context.Context, opts *ServeOptions) error {
+	log := slog.New(slog.NewTextHandler(opts.IO.Err, nil))
+	src, err := config.Open(opts.Config)
+	if err != nil {
+		return &exitError{code: exitFail, err: err}
+	}
+	snap := src.Current()
+	if snap.Server.AdminPassword.Reveal() == "" {
+		return &exitError{code: exitFail, err: fmt.Errorf("%s: server.admin_password is empty; set it (e.g. admin_password: ${CCLOAD_PASS}) so the dashboard and admin API are protected", opts.Config)}
+	}
+	listen := snap.Server.Listen
+	if opts.Listen != "" {
+		listen = opts.Listen
+	}
+
+	st, err := store.Open(ctx, snap.Storage.Driver, snap.Storage.DSN.Reveal())
+	if err != nil {
+		return &exitError{code: exitFail, err: fmt.Errorf("storage (%s): %w", snap.Storage.Driver, err)}
+	}
+	defer st.Close()
+	logs := store.NewWriter(st, store.WriterOptions{})
+	cds := cooldown.New(nil, cooldownStore{st})
+	if saved, err := st.ListCooldowns(ctx, time.Now()); err == nil {
+		cds.Load(fromStoreCooldowns(saved))
+	} else {
+		log.Warn("could not load saved cooldowns", "err", err)
+	}
+
+	eng := engine.New(engine.Options{Config: src, Logs: logs, Cooldowns: cds, Logger: log})
+	srv := &fasthttp.Server{
+		Handler:            eng.Handler(nil),
+		Name:               "ccload",
+		MaxRequestBodySize: int(snap.Server.MaxBodyBytes),
+		ErrorHandler:       eng.ErrorHandler,
+		IdleTimeout:        2 * time.Minute,
+		CloseOnShutdown:    true,
+		NoDefaultDate:      false,
+	}
+
+	watchCtx, stopWatch := context.WithCancel(context.Background())
+	defer stopWatch()
+	go func() {
+		if err := src.Watch(watchCtx); err != nil && !errors.Is(err, context.Canceled) {
+			log.Error("config watch stopped", "err", err)
+		}
+	}()
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	go func() {
+		for {
+			select {
+			case <-hup:
+				if err := src.Reload(); err != nil {
+					log.Error("config reload on SIGHUP failed; the previous config keeps serving", "err", err)
+				}
+			case <-watchCtx.Done():
+				return
+			}
+		}
+	}()
+
+	ln, err := net.Listen("tcp", listen)
+	if err != nil {
+		return &exitError{code: exitFail, err: err}
+	}
+	log.Info("ccload serving", "addr", ln.Addr().String(), "config", opts.Config, "storage", snap.Storage.Driver,
+		"channels", len(snap.Channels), "tokens", len(snap.Tokens))
+	if opts.Ready != nil {
+		opts.Ready(ln.Addr().String())
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+
+	select {
+	case err := <-served:
+		return err
+	case <-ctx.Done():
+	}
+	log.Info("shutting down: waiting for in-flight requests", "in_flight", eng.InFlight(), "grace", opts.Grace)
+	sctx, cancel := context.WithTimeout(context.Background(), opts.Grace)
+	defer cancel()
+	if err := srv.ShutdownWithContext(sctx); err != nil {
+		log.Warn("in-flight requests did not finish within the grace period", "err", err)
+	}
+	dctx, cancel2 := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel2()
+	if err := logs.Close(dctx); err != nil {
+		log.Error("request logs not fully written", "err", err)
+	}
+	ws := logs.Stats()
+	log.Info("stopped", "logs_written", ws.Written, "logs_dropped", ws.Dropped)
+	return nil
+}
+
+// cooldownStore persists cooldowns so a restart or a second instance sees
+// them (design §6).
+type cooldownStore struct{ st store.Store }
+
+func (c cooldownStore) Save(e cooldown.Entry) error {
+	return c.st.UpsertCooldown(context.Background(), store.Cooldown{
+		CooldownKey: toStoreKey(e.Key), Until: e.Until, Strikes: e.Strikes, Kind: string(e.Kind), Reason: e.Reason,
+	})
+}
+
+func (c cooldownStore) Delete(k cooldown.Key) error {
+	return c.st.DeleteCooldown(context.Background(), toStoreKey(k))
+}
+
+func toStoreKey(k cooldown.Key) store.CooldownKey {
+	return store.CooldownKey{Scope: string(k.Scope), Channel: k.Channel, KeyFP: k.KeyFP, Model: k.Model, URL: k.URL}
+}
+
+func fromStoreCooldowns(cs []store.Cooldown) []cooldown.Entry {
+	out := make([]cooldown.Entry, 0, len(cs))
+	for _, c := range cs {
+		out = append(out, cooldown.Entry{
+			Key:   cooldown.Key{Scope: failure.Scope(c.Scope), Channel: c.Channel, KeyFP: c.KeyFP, Model: c.Model, URL: c.URL},
+			Until: c.Until, Strikes: c.Strikes, Kind: failure.Kind(c.Kind), Reason: c.Reason,
+		})
+	}
+	return out
+}

@@ -1,0 +1,397 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/tidwall/sjson"
+	"github.com/valyala/fasthttp"
+
+	"ccload/config"
+	"ccload/engine/failure"
+	"ccload/protocol"
+	"ccload/protocol/convert"
+)
+
+// attemptResult is how one upstream attempt ended.
+type attemptResult struct {
+	done    bool            // the client has its answer: success, client fault or committed stream
+	outcome failure.Outcome // why it failed, when !done
+	status  int             // upstream HTTP status, 0 when none arrived
+	body    []byte          // upstream error body, reported if every attempt fails
+	family  protocol.Family // the family body is in
+}
+
+var (
+	errFirstByteTimeout = errors.New("no first byte within routing.timeouts.first_byte")
+	errTotalTimeout     = errors.New("response not complete within the configured timeout")
+	errClientGone       = errors.New("client disconnected")
+)
+
+// errorPeekBytes bounds what is read of an upstream error body.
+const errorPeekBytes = 64 << 10
+
+// maxUpstreamBody bounds a non-stream upstream answer held in memory.
+const maxUpstreamBody = 64 << 20
+
+// attemptLoop tries candidates until one answers or routing.max_attempts is
+// spent: the next key of the channel after a key failure, the next URL
+// after a URL failure, the next channel after a model or channel failure
+// (design §5.4-5).
+func (e *Engine) attemptLoop(ctx *fasthttp.RequestCtx, r *request, routes []config.Route) {
+	maxAttempts := max(r.snap.Routing.MaxAttempts, 1)
+	var last *attemptResult
+	for _, rt := range e.orderRoutes(routes) {
+		ch := rt.Channel
+		if e.cooling(channelScope(ch)) || e.cooling(modelScope(ch, rt.Upstream)) {
+			continue
+		}
+		keys, urls := e.keyOrder(ch), e.urlOrder(ch)
+	channel:
+		for ki, ui := 0, 0; ki < len(keys) && ui < len(urls); {
+			if r.attempts >= maxAttempts {
+				e.giveUp(ctx, r, last)
+				return
+			}
+			res := e.attempt(ctx, r, rt, keys[ki], urls[ui])
+			if res.done {
+				return
+			}
+			last = &res
+			e.strike(r, rt, keys[ki], urls[ui], res.outcome)
+			switch res.outcome.Scope {
+			case failure.ScopeKey:
+				ki++
+			case failure.ScopeURL:
+				ui++
+			default:
+				break channel
+			}
+		}
+	}
+	e.giveUp(ctx, r, last)
+}
+
+func (e *Engine) cooling(k cooldownKey) bool {
+	_, ok := e.cooldowns.Until(k)
+	return ok
+}
+
+// strike cools the narrowest scope the failure names.
+func (e *Engine) strike(r *request, rt config.Route, ki, ui int, o failure.Outcome) {
+	ch := rt.Channel
+	var k cooldownKey
+	switch o.Scope {
+	case failure.ScopeKey:
+		k = keyScope(ch, ki)
+	case failure.ScopeURL:
+		k = urlScope(ch, ui)
+	case failure.ScopeModel:
+		k = modelScope(ch, rt.Upstream)
+	case failure.ScopeChannel:
+		k = channelScope(ch)
+	default:
+		return
+	}
+	e.cooldowns.Strike(k, o, cooldownPolicy(r.snap.Routing.Cooldown))
+}
+
+// giveUp answers when no attempt succeeded: the last upstream error in the
+// client's shape, or 503 when nothing could even be tried.
+func (e *Engine) giveUp(ctx *fasthttp.RequestCtx, r *request, last *attemptResult) {
+	if last == nil {
+		e.reject(ctx, r, &clientError{Status: 503, Msg: fmt.Sprintf("every channel serving model %q is cooling down or unavailable", r.model)})
+		return
+	}
+	status := last.status
+	if status < 400 {
+		status = 502
+		if last.outcome.Kind == failure.KindTimeout {
+			status = 504
+		}
+	}
+	msg := fmt.Sprintf("no upstream could serve model %q after %d attempt(s); last failure: %s", r.model, r.attempts, last.outcome.Message)
+	e.reject(ctx, r, &clientError{Status: status, Msg: msg})
+}
+
+// attempt sends the request to one channel, key and URL. It returns done
+// once the client has an answer; otherwise the classified failure.
+func (e *Engine) attempt(ctx *fasthttp.RequestCtx, r *request, rt config.Route, ki, ui int) attemptResult {
+	ch := rt.Channel
+	u := ch.URLs[ui]
+	up := upstreamFamily(u, r.ep.family)
+	r.attempts++
+	at := r.rec.begin(ch.Name, ch.Keys[ki].String(), u.URL, up, rt.Upstream, e.clock.Now())
+
+	body, err := r.upstreamBody(up, rt.Upstream)
+	if err == nil {
+		body, err = rewriteBody(ch.Rewrite.Body, body)
+	}
+	if err != nil {
+		// The request cannot be expressed for this upstream: the client's
+		// fault (design §7), never a silent drop.
+		ce := &clientError{Status: 400, Msg: err.Error()}
+		at.end(e.clock.Now(), 400, failure.Outcome{Kind: failure.KindClient, ClientFault: true, Message: ce.Msg})
+		e.reject(ctx, r, ce)
+		return attemptResult{done: true}
+	}
+	client, err := e.upstream.client(ch.Proxy)
+	if err != nil {
+		o := failure.Outcome{Kind: failure.KindNetwork, Scope: failure.ScopeChannel, Retry: true, Message: "bad proxy setting"}
+		at.end(e.clock.Now(), 0, o)
+		return attemptResult{outcome: o}
+	}
+
+	reqCtx, cancel := context.WithCancelCause(context.Background())
+	target := protocol.UpstreamURL(up, u.URL, u.Exact, rt.Upstream, r.stream)
+	hreq, err := http.NewRequestWithContext(reqCtx, http.MethodPost, target, bytes.NewReader(body))
+	if err != nil {
+		cancel(nil)
+		o := failure.Outcome{Kind: failure.KindNetwork, Scope: failure.ScopeURL, Retry: true, Message: "bad upstream URL"}
+		at.end(e.clock.Now(), 0, o)
+		return attemptResult{outcome: o}
+	}
+	r.setUpstreamHeaders(hreq.Header, up, ch, ki)
+
+	tm := r.snap.Routing.Timeouts
+	firstByte := afterFunc(tm.FirstByte.D(), func() { cancel(errFirstByteTimeout) })
+	total := tm.NonStream.D()
+	if r.stream {
+		total = tm.Stream.D()
+	}
+	whole := afterFunc(total, func() { cancel(errTotalTimeout) })
+	stopTimers := func() { firstByte.Stop(); whole.Stop() }
+
+	resp, err := client.Do(hreq)
+	if err != nil {
+		stopTimers()
+		cause := context.Cause(reqCtx)
+		cancel(nil)
+		o := failure.Classify(failure.Input{Err: err, Timeout: cause == errFirstByteTimeout || cause == errTotalTimeout, Now: e.clock.Now()})
+		at.end(e.clock.Now(), 0, o)
+		return attemptResult{outcome: o}
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, errorPeekBytes))
+		resp.Body.Close()
+		stopTimers()
+		cancel(nil)
+		o := failure.Classify(failure.Input{Status: resp.StatusCode, Header: resp.Header.Get, Body: b, Now: e.clock.Now()})
+		at.end(e.clock.Now(), resp.StatusCode, o)
+		if o.ClientFault {
+			e.relayError(ctx, r, up, resp.StatusCode, b)
+			return attemptResult{done: true}
+		}
+		return attemptResult{outcome: o, status: resp.StatusCode, body: b, family: up}
+	}
+
+	u2 := &upstreamCall{
+		route: rt, keyIndex: ki, urlIndex: ui, family: up, at: at,
+		resp: resp, cancel: cancel, stopTimers: stopTimers, firstByte: firstByte, started: at.start,
+	}
+	if !r.stream || !isEventStream(resp.Header.Get("Content-Type")) {
+		return e.finishJSON(ctx, r, u2)
+	}
+	return e.startStream(ctx, r, u2)
+}
+
+// upstreamCall is one upstream response being turned into the client's
+// answer.
+type upstreamCall struct {
+	route      config.Route
+	keyIndex   int
+	urlIndex   int
+	family     protocol.Family
+	at         *attemptLog
+	resp       *http.Response
+	cancel     context.CancelCauseFunc
+	stopTimers func()
+	firstByte  *time.Timer
+	started    time.Time
+}
+
+// finishJSON reads a whole non-stream answer, checks it is not an error in
+// disguise (HTTP 200 with an error body, design §6), converts it for the
+// client and writes it.
+func (e *Engine) finishJSON(ctx *fasthttp.RequestCtx, r *request, c *upstreamCall) attemptResult {
+	defer c.cancel(nil)
+	defer c.stopTimers()
+	b, err := io.ReadAll(io.LimitReader(c.resp.Body, maxUpstreamBody))
+	c.resp.Body.Close()
+	now := e.clock.Now()
+	if err != nil {
+		o := failure.Classify(failure.Input{Err: err, Timeout: isTimeout(err), Now: now})
+		c.at.end(now, c.resp.StatusCode, o)
+		return attemptResult{outcome: o, status: 0}
+	}
+	if o, bad := failure.SoftError(b); bad {
+		c.at.end(now, c.resp.StatusCode, o)
+		return attemptResult{outcome: o, status: 502, body: b, family: c.family}
+	}
+	out := b
+	if c.family != r.ep.family {
+		out, err = convert.Response(c.family, r.ep.family, b, r.model)
+		if err != nil {
+			o := failure.Outcome{Kind: failure.KindServer, Scope: failure.ScopeModel, Retry: true, Message: "upstream answer could not be converted: " + err.Error()}
+			c.at.end(now, c.resp.StatusCode, o)
+			return attemptResult{outcome: o, status: 502}
+		}
+	}
+	c.at.end(now, c.resp.StatusCode, failure.Outcome{})
+	e.succeeded(r, c, now)
+	r.rec.setUsage(convert.UsageOf(c.family, b))
+	ctx.SetStatusCode(c.resp.StatusCode)
+	copyResponseHeaders(ctx, c.resp.Header)
+	ctx.SetContentType("application/json")
+	ctx.Response.Header.Set("x-ccload-overhead-ms", fmt.Sprint(r.overheadMs(now, c)))
+	ctx.SetBody(out)
+	e.finish(r)
+	return attemptResult{done: true}
+}
+
+// succeeded clears the scopes this attempt proved healthy and records the
+// winning route on the log row.
+func (e *Engine) succeeded(r *request, c *upstreamCall, now time.Time) {
+	ch := c.route.Channel
+	ttfb := now.Sub(c.started)
+	e.state.observeURL(ch.Name, ch.URLs[c.urlIndex].URL, float64(ttfb.Milliseconds()))
+	e.cooldowns.Success(keyScope(ch, c.keyIndex))
+	e.cooldowns.Success(urlScope(ch, c.urlIndex))
+	e.cooldowns.Success(modelScope(ch, c.route.Upstream))
+	r.rec.won(c, now.Sub(r.start))
+	if e.bus.Active() {
+		e.bus.publish(r.event("first_byte", now))
+	}
+}
+
+// relayError hands an upstream client-fault error (400, 413, 422) to the
+// client at once, in the client's shape.
+func (e *Engine) relayError(ctx *fasthttp.RequestCtx, r *request, up protocol.Family, status int, body []byte) {
+	out := body
+	if up != r.ep.family {
+		out = convert.ConvertError(up, r.ep.family, status, body)
+	}
+	ctx.SetStatusCode(status)
+	ctx.SetContentType("application/json")
+	ctx.SetBody(out)
+	r.rec.fail(status, truncate(string(body), 500), false)
+	e.finish(r)
+}
+
+// upstreamFamily picks the protocol to speak to a URL: the client's own
+// when the URL declares it or declares nothing, else the first declared.
+func upstreamFamily(u config.URL, client protocol.Family) protocol.Family {
+	if len(u.Protocols) == 0 {
+		return client
+	}
+	for _, p := range u.Protocols {
+		if p == client {
+			return client
+		}
+	}
+	return u.Protocols[0]
+}
+
+// upstreamBody is the body sent to a family: the client's own bytes with
+// only the model renamed for native traffic (design §7: native traffic is
+// never converted), a conversion otherwise.
+func (r *request) upstreamBody(up protocol.Family, model string) ([]byte, error) {
+	if up != r.ep.family {
+		return convert.Request(r.ep.family, up, r.body, model, r.stream)
+	}
+	if up == protocol.Gemini || model == r.model {
+		return r.body, nil // Gemini's model is in the path
+	}
+	return sjson.SetBytes(r.body, "model", model)
+}
+
+// setUpstreamHeaders forwards the client's headers for native traffic (so
+// anthropic-beta and friends keep working), never its credential, and sets
+// the channel key in the header the upstream family reads.
+func (r *request) setUpstreamHeaders(h http.Header, up protocol.Family, ch *config.Channel, ki int) {
+	if up == r.ep.family {
+		for _, kv := range r.header {
+			h.Add(kv[0], kv[1])
+		}
+	} else {
+		for _, kv := range r.header {
+			if strings.EqualFold(kv[0], "User-Agent") {
+				h.Set("User-Agent", kv[1])
+			}
+		}
+	}
+	h.Set("Content-Type", "application/json")
+	if r.stream {
+		h.Set("Accept", "text/event-stream")
+	}
+	name, prefix := protocol.CredentialHeader(up)
+	h.Set(name, prefix+ch.Keys[ki].Reveal())
+	if up == protocol.Anthropic && h.Get("anthropic-version") == "" {
+		h.Set("anthropic-version", protocol.AnthropicVersion)
+	}
+	for _, rule := range ch.Rewrite.Headers {
+		switch rule.Action {
+		case "remove":
+			h.Del(rule.Name)
+		default:
+			h.Set(rule.Name, rule.Value)
+		}
+	}
+}
+
+// rewriteBody applies a channel's body rules (after conversion).
+func rewriteBody(rules []config.BodyRule, body []byte) ([]byte, error) {
+	var err error
+	for _, rule := range rules {
+		switch rule.Action {
+		case "remove":
+			body, err = sjson.DeleteBytes(body, rule.Path)
+		default:
+			body, err = sjson.SetRawBytes(body, rule.Path, rule.Value)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("rewrite rule for %q: %w", rule.Path, err)
+		}
+	}
+	return body, nil
+}
+
+func copyResponseHeaders(ctx *fasthttp.RequestCtx, h http.Header) {
+	for _, k := range keepResponseHeaders {
+		if v := h.Get(k); v != "" {
+			ctx.Response.Header.Set(k, v)
+		}
+	}
+}
+
+func isEventStream(ct string) bool {
+	return strings.HasPrefix(strings.ToLower(ct), "text/event-stream")
+}
+
+func isTimeout(err error) bool {
+	var t interface{ Timeout() bool }
+	return errors.Is(err, context.DeadlineExceeded) || errors.As(err, &t) && t.Timeout()
+}
+
+// afterFunc is time.AfterFunc for d > 0 and a stopped timer otherwise.
+func afterFunc(d time.Duration, f func()) *time.Timer {
+	if d <= 0 {
+		t := time.AfterFunc(time.Hour, f)
+		t.Stop()
+		return t
+	}
+	return time.AfterFunc(d, f)
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

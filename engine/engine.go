@@ -1,0 +1,120 @@
+// Package engine is the gateway: it authenticates client tokens, picks a
+// channel, key and URL for each request, sends it upstream (converting
+// between protocol families when the URL speaks another one), relays the
+// answer and records one log row per request.
+//
+// The engine reads configuration only through the *config.Snapshot it is
+// handed; it never reads files or the environment itself.
+package engine
+
+import (
+	"log/slog"
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"ccload/config"
+	"ccload/engine/cooldown"
+	"ccload/store"
+)
+
+// Snapshots yields the config snapshot in force; each request loads it once
+// and keeps it to the end, so a reload never changes a request midway.
+type Snapshots interface {
+	Current() *config.Snapshot
+	Status() config.Status
+}
+
+// LogSink takes finished request rows; Add must never block the caller.
+type LogSink interface {
+	Add(row store.LogRow)
+	Stats() store.WriterStats
+}
+
+// Clock is the time source; tests inject a fake one.
+type Clock interface{ Now() time.Time }
+
+type realClock struct{}
+
+func (realClock) Now() time.Time { return time.Now() }
+
+// Options wires an Engine.
+type Options struct {
+	Config    Snapshots
+	Logs      LogSink            // may be nil (logs are then discarded and counted)
+	Cooldowns *cooldown.Registry // may be nil: a private in-memory registry is made
+	Clock     Clock              // nil = wall clock
+	Logger    *slog.Logger       // nil = slog.Default()
+	// Transport sends upstream requests; nil = a tuned http.Transport per
+	// proxy setting. Tests may inject one.
+	Transport http.RoundTripper
+}
+
+// Engine serves the proxy endpoints. Create it with New; it is safe for
+// concurrent use.
+type Engine struct {
+	cfg       Snapshots
+	logs      LogSink
+	cooldowns *cooldown.Registry
+	clock     Clock
+	log       *slog.Logger
+	state     *state
+	bus       *Bus
+	active    *active
+	upstream  *upstreams
+	started   time.Time
+
+	inflight     atomic.Int64
+	unauthorized atomic.Int64
+	noLogs       atomic.Int64
+}
+
+// New builds an Engine from opts.
+func New(opts Options) *Engine {
+	e := &Engine{
+		cfg:       opts.Config,
+		logs:      opts.Logs,
+		cooldowns: opts.Cooldowns,
+		clock:     opts.Clock,
+		log:       opts.Logger,
+	}
+	if e.clock == nil {
+		e.clock = realClock{}
+	}
+	if e.log == nil {
+		e.log = slog.Default()
+	}
+	if e.cooldowns == nil {
+		e.cooldowns = cooldown.New(e.clock, nil)
+	}
+	e.state = newState()
+	e.bus = NewBus()
+	e.active = newActive()
+	e.upstream = newUpstreams(opts.Transport)
+	e.started = e.clock.Now()
+	return e
+}
+
+// InFlight is the number of client requests being served now.
+func (e *Engine) InFlight() int64 { return e.inflight.Load() }
+
+// Cooldowns exposes the registry (admin API, CLI).
+func (e *Engine) Cooldowns() *cooldown.Registry { return e.cooldowns }
+
+// Handler returns the fasthttp handler for the proxy endpoints and /health.
+// Other surfaces (admin, dashboard, metrics) are mounted by the caller
+// through Mux.
+func (e *Engine) Handler(extra fasthttp.RequestHandler) fasthttp.RequestHandler {
+	return func(ctx *fasthttp.RequestCtx) {
+		if e.route(ctx) {
+			return
+		}
+		if extra != nil {
+			extra(ctx)
+			return
+		}
+		ctx.Error(`{"error":{"message":"not found"}}`, fasthttp.StatusNotFound)
+	}
+}

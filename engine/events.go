@@ -1,0 +1,136 @@
+package engine
+
+import (
+	"net/url"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Event is one step of a client request, as /admin/events streams it to
+// `ccload top` and the dashboard. Type is "start", "first_byte",
+// "progress" or "end"; the other fields are filled as far as known.
+type Event struct {
+	Type             string    `json:"type"`
+	ID               uint64    `json:"id"`
+	Time             time.Time `json:"time"`
+	Token            string    `json:"token"`
+	ClientProtocol   string    `json:"client_protocol"`
+	UpstreamProtocol string    `json:"upstream_protocol,omitempty"`
+	Model            string    `json:"model"`
+	Channel          string    `json:"channel,omitempty"`
+	URLHost          string    `json:"url_host,omitempty"`
+	Stream           bool      `json:"stream"`
+	ElapsedMs        int64     `json:"elapsed_ms"`
+	TTFBMs           int64     `json:"ttfb_ms,omitempty"`
+	Attempts         int       `json:"attempts,omitempty"`
+	InputTokens      int64     `json:"input_tokens,omitempty"`
+	OutputTokens     int64     `json:"output_tokens,omitempty"`
+	Status           int       `json:"status,omitempty"`
+	FailureScope     string    `json:"failure_scope,omitempty"`
+	Error            string    `json:"error,omitempty"`
+}
+
+// Bus fans request events out to subscribers. Publishing costs one atomic
+// load when nobody listens; a subscriber that cannot keep up loses events
+// (counted) rather than slowing requests down.
+type Bus struct {
+	mu      sync.Mutex
+	subs    map[chan Event]struct{}
+	n       atomic.Int32
+	dropped atomic.Int64
+}
+
+// NewBus returns an empty bus.
+func NewBus() *Bus { return &Bus{subs: map[chan Event]struct{}{}} }
+
+// Subscribe returns a channel of events and a function that ends the
+// subscription and closes the channel.
+func (b *Bus) Subscribe(buffer int) (<-chan Event, func()) {
+	ch := make(chan Event, buffer)
+	b.mu.Lock()
+	b.subs[ch] = struct{}{}
+	b.n.Store(int32(len(b.subs)))
+	b.mu.Unlock()
+	var once sync.Once
+	return ch, func() {
+		once.Do(func() {
+			b.mu.Lock()
+			delete(b.subs, ch)
+			b.n.Store(int32(len(b.subs)))
+			b.mu.Unlock()
+			close(ch)
+		})
+	}
+}
+
+// Active reports whether anyone listens (callers skip building events).
+func (b *Bus) Active() bool { return b.n.Load() > 0 }
+
+// Dropped is the number of events lost to slow subscribers.
+func (b *Bus) Dropped() int64 { return b.dropped.Load() }
+
+func (b *Bus) publish(ev Event) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for ch := range b.subs {
+		select {
+		case ch <- ev:
+		default:
+			b.dropped.Add(1)
+		}
+	}
+}
+
+// active tracks requests in flight for /admin/active and the events.
+type active struct {
+	mu   sync.Mutex
+	reqs map[uint64]*request
+	next atomic.Uint64
+}
+
+func newActive() *active { return &active{reqs: map[uint64]*request{}} }
+
+// Active lists the requests in flight now, as "progress" events.
+func (e *Engine) Active() []Event {
+	now := e.clock.Now()
+	e.active.mu.Lock()
+	defer e.active.mu.Unlock()
+	out := make([]Event, 0, len(e.active.reqs))
+	for _, r := range e.active.reqs {
+		out = append(out, r.event("progress", now))
+	}
+	return out
+}
+
+// Events is the engine's event bus.
+func (e *Engine) Events() *Bus { return e.bus }
+
+// event describes r at now. Only fields written before the request went
+// into the active map, or under r.mu, are read here.
+func (r *request) event(typ string, now time.Time) Event {
+	r.rec.mu.Lock()
+	defer r.rec.mu.Unlock()
+	ev := Event{
+		Type: typ, ID: r.id, Time: now, Token: r.rec.token, ClientProtocol: r.rec.clientProtocol,
+		Model: r.model, Stream: r.stream, ElapsedMs: now.Sub(r.start).Milliseconds(), Attempts: len(r.rec.attempts),
+		TTFBMs: r.rec.ttfb.Milliseconds(), InputTokens: r.rec.usage.Input, OutputTokens: r.rec.usage.Output,
+		Status: r.rec.status, Error: r.rec.errText,
+	}
+	if a := r.rec.winner; a != nil {
+		ev.Channel, ev.UpstreamProtocol, ev.URLHost = a.Channel, string(a.Protocol), host(a.URL)
+	} else if n := len(r.rec.attempts); n > 0 {
+		a := r.rec.attempts[n-1]
+		ev.Channel, ev.UpstreamProtocol, ev.URLHost = a.Channel, string(a.Protocol), host(a.URL)
+		ev.FailureScope = string(a.Scope)
+	}
+	return ev
+}
+
+func host(u string) string {
+	p, err := url.Parse(u)
+	if err != nil {
+		return ""
+	}
+	return p.Host
+}

@@ -1,0 +1,105 @@
+package engine_test
+
+import (
+	"context"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"ccload/config"
+	"ccload/engine"
+	"ccload/engine/mockupstream"
+	"ccload/store"
+)
+
+// testToken is the client token every test config accepts (as its sha256).
+const testToken = "sk-ccload-test-token-0123456789"
+
+// gateway is a real ccload engine on a loopback port, with its config file,
+// SQLite log store and writer.
+type gateway struct {
+	URL    string
+	Dir    string
+	File   string
+	Src    *config.Source
+	Store  store.Store
+	Logs   *store.Writer
+	Engine *engine.Engine
+	srv    *fasthttp.Server
+}
+
+// startMock starts a mock upstream and returns it with its base URL.
+func startMock(t *testing.T, opts mockupstream.Options) (*mockupstream.Server, string) {
+	t.Helper()
+	m := mockupstream.New(opts)
+	u, err := m.Start("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	return m, u
+}
+
+// startGateway writes yaml (with {{TOKEN_SHA}} replaced) to a temp dir and
+// serves it.
+func startGateway(t *testing.T, yaml string) *gateway {
+	t.Helper()
+	dir := t.TempDir()
+	file := filepath.Join(dir, "ccload.yaml")
+	yaml = strings.ReplaceAll(yaml, "{{TOKEN_SHA}}", sha256hex(testToken))
+	yaml = strings.ReplaceAll(yaml, "{{DB}}", filepath.Join(dir, "data", "ccload.db"))
+	if err := os.WriteFile(file, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	src, err := config.Open(file)
+	if err != nil {
+		t.Fatalf("config: %v", err)
+	}
+	snap := src.Current()
+	ctx := context.Background()
+	st, err := store.Open(ctx, snap.Storage.Driver, snap.Storage.DSN.Reveal())
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := store.NewWriter(st, store.WriterOptions{FlushEvery: 20 * time.Millisecond})
+	eng := engine.New(engine.Options{Config: src, Logs: logs})
+	srv := &fasthttp.Server{Handler: eng.Handler(nil), MaxRequestBodySize: int(snap.Server.MaxBodyBytes), ErrorHandler: eng.ErrorHandler}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(ln)
+	g := &gateway{URL: "http://" + ln.Addr().String(), Dir: dir, File: file, Src: src, Store: st, Logs: logs, Engine: eng, srv: srv}
+	t.Cleanup(func() {
+		srv.Shutdown()
+		cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		logs.Close(cctx)
+		st.Close()
+	})
+	return g
+}
+
+// waitLogs flushes the writer and returns the logged rows, newest first.
+func (g *gateway) waitLogs(t *testing.T, n int) []store.LogRow {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		rows, err := g.Store.QueryLogs(context.Background(), store.LogQuery{Limit: 1000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rows) >= n || time.Now().After(deadline) {
+			if len(rows) < n {
+				t.Fatalf("got %d log rows, want %d", len(rows), n)
+			}
+			return rows
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

@@ -1,0 +1,155 @@
+package engine
+
+import (
+	"encoding/json"
+	"sync"
+	"time"
+
+	"ccload/engine/cooldown"
+	"ccload/engine/failure"
+	"ccload/protocol"
+	"ccload/protocol/convert"
+	"ccload/store"
+)
+
+type cooldownKey = cooldown.Key
+
+// record accumulates what the log row of one client request will say.
+type record struct {
+	mu             sync.Mutex // guards what a stream changes while /admin reads it
+	id             string
+	start          time.Time
+	token          string
+	clientProtocol string
+	clientIP       string
+	model          string
+	stream         bool
+
+	attempts []*attemptLog
+	winner   *attemptLog
+	ttfb     time.Duration
+	status   int
+	errText  string
+	cutShort bool
+	usage    convert.Usage
+}
+
+// attemptLog is one upstream attempt as the log row's attempts column shows
+// it. The key appears only as its fingerprint.
+type attemptLog struct {
+	Channel       string          `json:"channel"`
+	KeyFP         string          `json:"key"`
+	URL           string          `json:"url"`
+	Protocol      protocol.Family `json:"protocol"`
+	UpstreamModel string          `json:"upstream_model"`
+	Status        int             `json:"status"`
+	Kind          failure.Kind    `json:"kind,omitempty"`
+	Scope         failure.Scope   `json:"scope,omitempty"`
+	DurationMs    int64           `json:"duration_ms"`
+	Error         string          `json:"error,omitempty"`
+	start         time.Time
+	mu            *sync.Mutex
+}
+
+func (rec *record) begin(channel, keyFP, url string, fam protocol.Family, model string, now time.Time) *attemptLog {
+	a := &attemptLog{Channel: channel, KeyFP: keyFP, URL: url, Protocol: fam, UpstreamModel: model, start: now, mu: &rec.mu}
+	rec.mu.Lock()
+	rec.attempts = append(rec.attempts, a)
+	rec.mu.Unlock()
+	return a
+}
+
+func (a *attemptLog) end(now time.Time, status int, o failure.Outcome) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.Status = status
+	a.Kind, a.Scope = o.Kind, o.Scope
+	a.Error = o.Message
+	a.DurationMs = now.Sub(a.start).Milliseconds()
+}
+
+// won marks the attempt that answered the client.
+func (rec *record) won(c *upstreamCall, ttfb time.Duration) {
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	rec.winner = c.at
+	rec.ttfb = ttfb
+	rec.status = c.resp.StatusCode
+}
+
+// fail marks a request that failed after it was committed.
+func (rec *record) fail(status int, msg string, cutShort bool) {
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	rec.status = status
+	rec.errText = msg
+	rec.cutShort = cutShort
+}
+
+// setUsage records the tokens seen so far.
+func (rec *record) setUsage(u convert.Usage) {
+	rec.mu.Lock()
+	rec.usage = u
+	rec.mu.Unlock()
+}
+
+// overheadMs is the gateway's own share of the request time: everything
+// but the winning attempt's wait on the upstream.
+func (r *request) overheadMs(now time.Time, c *upstreamCall) int64 {
+	return max(now.Sub(r.start).Milliseconds()-now.Sub(c.started).Milliseconds(), 0)
+}
+
+// finish hands the request's row to the log writer (never blocking) and
+// releases the in-flight count. Called exactly once per admitted request.
+func (e *Engine) finish(r *request) {
+	e.inflight.Add(-1)
+	e.active.mu.Lock()
+	delete(e.active.reqs, r.id)
+	e.active.mu.Unlock()
+	if e.bus.Active() {
+		e.bus.publish(r.event("end", e.clock.Now()))
+	}
+	rec := &r.rec
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	row := store.LogRow{
+		Time:           rec.start,
+		RequestID:      rec.id,
+		Token:          rec.token,
+		ClientProtocol: rec.clientProtocol,
+		Model:          rec.model,
+		Status:         rec.status,
+		Attempts:       len(rec.attempts),
+		TTFBMs:         rec.ttfb.Milliseconds(),
+		DurationMs:     e.clock.Now().Sub(rec.start).Milliseconds(),
+		Stream:         rec.stream,
+		Incomplete:     rec.cutShort,
+		ClientIP:       rec.clientIP,
+		Error:          rec.errText,
+
+		InputTokens:      rec.usage.Input,
+		OutputTokens:     rec.usage.Output,
+		CacheReadTokens:  rec.usage.CacheRead,
+		CacheWriteTokens: rec.usage.CacheWrite,
+		ReasoningTokens:  rec.usage.Reasoning,
+	}
+	last := rec.winner
+	if last == nil && len(rec.attempts) > 0 {
+		last = rec.attempts[len(rec.attempts)-1]
+	}
+	if last != nil {
+		row.Channel, row.KeyFP, row.URL = last.Channel, last.KeyFP, last.URL
+		row.UpstreamProtocol, row.UpstreamModel = string(last.Protocol), last.UpstreamModel
+		row.FailureKind, row.FailureScope = string(last.Kind), string(last.Scope)
+	}
+	if len(rec.attempts) > 0 {
+		if b, err := json.Marshal(rec.attempts); err == nil {
+			row.AttemptsJSON = string(b)
+		}
+	}
+	if e.logs == nil {
+		e.noLogs.Add(1)
+		return
+	}
+	e.logs.Add(row)
+}

@@ -1,0 +1,68 @@
+package engine
+
+import (
+	"net"
+	"time"
+
+	"github.com/tidwall/gjson"
+	"github.com/valyala/fasthttp"
+
+	"ccload/config"
+)
+
+// request is one client request while it is served. It holds copies of
+// everything it needs from the fasthttp context, so streaming code that
+// runs after the handler returns never touches the RequestCtx.
+type request struct {
+	id       uint64
+	ep       endpoint
+	snap     *config.Snapshot
+	token    *config.Token
+	body     []byte
+	header   [][2]string // client headers that may be forwarded (native only)
+	query    string
+	model    string
+	stream   bool
+	start    time.Time
+	clientIP string
+	attempts int
+	rec      record
+}
+
+func (e *Engine) newRequest(ctx *fasthttp.RequestCtx, ep endpoint, snap *config.Snapshot, tok *config.Token) *request {
+	r := &request{
+		id:       e.active.next.Add(1),
+		ep:       ep,
+		snap:     snap,
+		token:    tok,
+		body:     append([]byte(nil), ctx.PostBody()...),
+		start:    e.clock.Now(),
+		clientIP: clientIP(ctx),
+	}
+	ctx.Request.Header.VisitAll(func(k, v []byte) {
+		if forwardable(string(k)) {
+			r.header = append(r.header, [2]string{string(k), string(v)})
+		}
+	})
+	r.rec = record{
+		id:             string(ctx.Request.Header.Peek("x-request-id")),
+		start:          r.start,
+		token:          tok.Name,
+		clientProtocol: string(ep.family),
+		clientIP:       r.clientIP,
+	}
+	return r
+}
+
+func clientIP(ctx *fasthttp.RequestCtx) string {
+	if ip := ctx.RemoteIP(); ip != nil && !ip.Equal(net.IPv4zero) {
+		return ip.String()
+	}
+	return ""
+}
+
+// wantsChatUsage reports whether an OpenAI Chat client asked for the usage
+// chunk; one that did not must not get it (some index choices[0] always).
+func (r *request) wantsChatUsage() bool {
+	return gjson.GetBytes(r.body, "stream_options.include_usage").Bool()
+}

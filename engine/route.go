@@ -1,0 +1,94 @@
+package engine
+
+import (
+	"strings"
+
+	"github.com/valyala/fasthttp"
+
+	"ccload/protocol"
+)
+
+// op is what a proxy endpoint asks for.
+type op int
+
+const (
+	opGenerate    op = iota // a model call, relayed upstream
+	opCountTokens           // answered locally
+	opListModels            // answered locally
+)
+
+// endpoint is a parsed proxy path.
+type endpoint struct {
+	family protocol.Family
+	op     op
+	model  string // Gemini carries the model in the path
+	stream bool   // Gemini carries the stream flag in the path
+}
+
+// route serves the request if its path is one of the engine's and reports
+// whether it did.
+func (e *Engine) route(ctx *fasthttp.RequestCtx) bool {
+	path := string(ctx.Path())
+	if path == "/health" {
+		e.serveHealth(ctx)
+		return true
+	}
+	ep, ok := parseEndpoint(string(ctx.Method()), path, ctx.Request.Header.Peek("anthropic-version") != nil)
+	if !ok {
+		return false
+	}
+	e.serveProxy(ctx, ep)
+	return true
+}
+
+// parseEndpoint maps a method and path to a proxy endpoint (design §4).
+func parseEndpoint(method, path string, anthropicHeader bool) (endpoint, bool) {
+	if method == "GET" {
+		switch path {
+		case "/v1/models", "/models":
+			f := protocol.OpenAI
+			if anthropicHeader {
+				f = protocol.Anthropic
+			}
+			return endpoint{family: f, op: opListModels}, true
+		case "/v1beta/models", "/v1/models/":
+			return endpoint{family: protocol.Gemini, op: opListModels}, true
+		}
+		return endpoint{}, false
+	}
+	if method != "POST" {
+		return endpoint{}, false
+	}
+	switch path {
+	case "/v1/messages":
+		return endpoint{family: protocol.Anthropic}, true
+	case "/v1/messages/count_tokens":
+		return endpoint{family: protocol.Anthropic, op: opCountTokens}, true
+	case "/v1/chat/completions", "/chat/completions":
+		return endpoint{family: protocol.OpenAI}, true
+	case "/v1/responses", "/responses", "/backend-api/codex/responses":
+		return endpoint{family: protocol.Responses}, true
+	}
+	for _, prefix := range []string{"/v1beta/models/", "/v1/models/"} {
+		rest, ok := strings.CutPrefix(path, prefix)
+		if !ok {
+			continue
+		}
+		model, method, ok := strings.Cut(rest, ":")
+		if !ok || model == "" {
+			return endpoint{}, false
+		}
+		ep := endpoint{family: protocol.Gemini, model: model}
+		switch method {
+		case "generateContent":
+		case "streamGenerateContent":
+			ep.stream = true
+		case "countTokens":
+			ep.op = opCountTokens
+		default:
+			return endpoint{}, false
+		}
+		return ep, true
+	}
+	return endpoint{}, false
+}

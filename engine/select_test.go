@@ -1,0 +1,72 @@
+package engine
+
+import (
+	"strings"
+	"testing"
+
+	"ccload/config"
+)
+
+func TestSmoothWRRSequence(t *testing.T) {
+	s := newState()
+	names := []string{"a", "b", "c"}
+	weights := []int{5, 1, 1}
+	var got strings.Builder
+	for range 14 {
+		got.WriteString(names[s.smoothWRR("set", names, weights)])
+	}
+	// The nginx smooth sequence for 5,1,1, twice: interleaved, exact shares.
+	if want := "aabacaaaabacaa"; got.String() != want {
+		t.Fatalf("sequence %s, want %s", got.String(), want)
+	}
+}
+
+func TestOrderRoutesPriorityThenWeight(t *testing.T) {
+	e := New(Options{})
+	mk := func(name string, prio, weight int) config.Route {
+		return config.Route{Channel: &config.Channel{Name: name, Priority: prio, Weight: weight}}
+	}
+	routes := []config.Route{mk("low", 1, 1), mk("h1", 10, 3), mk("h2", 10, 1), mk("mid", 5, 1)}
+	firsts := map[string]int{}
+	for range 400 {
+		out := e.orderRoutes(routes)
+		if out[2].Channel.Name != "mid" || out[3].Channel.Name != "low" {
+			t.Fatalf("lower priorities out of order: %v", names(out))
+		}
+		firsts[out[0].Channel.Name]++
+	}
+	// Weights 3:1 inside priority 10 give exactly 300 and 100 first picks.
+	if firsts["h1"] != 300 || firsts["h2"] != 100 {
+		t.Fatalf("first picks %v, want h1=300 h2=100", firsts)
+	}
+}
+
+func TestURLOrderExploresThenPrefersFast(t *testing.T) {
+	e := New(Options{})
+	ch := &config.Channel{Name: "c", URLs: []config.URL{{URL: "http://a"}, {URL: "http://b"}, {URL: "http://c"}}}
+	e.state.observeURL("c", "http://a", 500)
+	e.state.observeURL("c", "http://b", 5)
+	// c was never visited: it goes first.
+	fastFirst := 0
+	for range 1000 {
+		o := e.urlOrder(ch)
+		if len(o) != 3 || o[0] != 2 {
+			t.Fatalf("unvisited URL not first: %v", o)
+		}
+		if o[1] == 1 {
+			fastFirst++
+		}
+	}
+	// b is 100x faster, so it should come second in ~99% of draws.
+	if fastFirst < 950 {
+		t.Fatalf("fast URL second only %d/1000 times", fastFirst)
+	}
+}
+
+func names(rs []config.Route) []string {
+	out := make([]string, len(rs))
+	for i, r := range rs {
+		out[i] = r.Channel.Name
+	}
+	return out
+}

@@ -1,0 +1,110 @@
+package engine
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/tidwall/gjson"
+	"github.com/valyala/fasthttp"
+
+	"ccload/config"
+)
+
+// serveProxy is one client request, top to bottom: authenticate, admit
+// (body size, model, token rules), find the routes that serve the model,
+// run the attempt loop, record. Streams finish (and record) in the body
+// stream writer after this function returns.
+func (e *Engine) serveProxy(ctx *fasthttp.RequestCtx, ep endpoint) {
+	snap := e.cfg.Current()
+	tok := authenticate(snap, clientToken(ctx))
+	if tok == nil {
+		// Design §5.7: no valid token, no log row (only a counter).
+		e.unauthorized.Add(1)
+		writeError(ctx, ep.family, &clientError{Status: 401, Msg: "missing or invalid ccload token"})
+		return
+	}
+	if ep.op == opListModels {
+		e.serveModels(ctx, ep, snap, tok)
+		return
+	}
+
+	r := e.newRequest(ctx, ep, snap, tok)
+	e.inflight.Add(1)
+	if err := r.admit(); err != nil {
+		e.reject(ctx, r, err)
+		return
+	}
+	if ep.op == opCountTokens {
+		e.serveCountTokens(ctx, r)
+		return
+	}
+	routes := e.allowedRoutes(r)
+	if len(routes) == 0 {
+		e.reject(ctx, r, &clientError{Status: 404, Msg: fmt.Sprintf("no channel serves model %q for this token", r.model)})
+		return
+	}
+	e.begin(r)
+	e.attemptLoop(ctx, r, routes)
+}
+
+// begin makes the request visible as active and announces it.
+func (e *Engine) begin(r *request) {
+	e.active.mu.Lock()
+	e.active.reqs[r.id] = r
+	e.active.mu.Unlock()
+	if e.bus.Active() {
+		e.bus.publish(r.event("start", r.start))
+	}
+}
+
+// admit checks everything that needs no upstream: body size, the model and
+// stream flag (read with gjson, nothing else is parsed), token expiry and
+// model globs.
+func (r *request) admit() *clientError {
+	if limit := int(r.snap.Server.MaxBodyBytes); limit > 0 && len(r.body) > limit {
+		return &clientError{Status: 413, Msg: fmt.Sprintf("request body is %d bytes, over the server.max_body_bytes limit of %d", len(r.body), limit)}
+	}
+	if r.ep.model != "" { // Gemini: model and stream come from the path
+		r.model, r.stream = r.ep.model, r.ep.stream
+	} else {
+		if !gjson.ValidBytes(r.body) {
+			return &clientError{Status: 400, Msg: "request body is not valid JSON"}
+		}
+		m := gjson.GetBytes(r.body, "model")
+		if m.Type != gjson.String || m.Str == "" {
+			return &clientError{Status: 400, Msg: `request body has no "model" string`}
+		}
+		r.model = m.Str
+		r.stream = gjson.GetBytes(r.body, "stream").Bool()
+	}
+	r.rec.model, r.rec.stream = r.model, r.stream
+	t := r.token
+	if !t.Expires.IsZero() && !r.start.Before(t.Expires) {
+		return &clientError{Status: 403, Msg: fmt.Sprintf("token %q expired at %s", t.Name, t.Expires.Format("2006-01-02"))}
+	}
+	if !t.AllowsModel(r.model) {
+		return &clientError{Status: 403, Msg: fmt.Sprintf("token %q may not use model %q (allowed: %s)", t.Name, r.model, strings.Join(t.Models, ", "))}
+	}
+	return nil
+}
+
+// allowedRoutes lists the routes serving the request's model on channels
+// the token may use.
+func (e *Engine) allowedRoutes(r *request) []config.Route {
+	all := r.snap.Routes(r.model)
+	out := make([]config.Route, 0, len(all))
+	for _, rt := range all {
+		if r.token.AllowsChannel(rt.Channel.Name) {
+			out = append(out, rt)
+		}
+	}
+	return out
+}
+
+// reject answers a request that never reached an upstream and logs it with
+// the reason (design §5.7: rejected requests get a row too).
+func (e *Engine) reject(ctx *fasthttp.RequestCtx, r *request, ce *clientError) {
+	writeError(ctx, r.ep.family, ce)
+	r.rec.fail(ce.Status, ce.Msg, false)
+	e.finish(r)
+}

@@ -1,0 +1,231 @@
+package engine
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"time"
+
+	"github.com/tidwall/gjson"
+	"github.com/valyala/fasthttp"
+
+	"ccload/engine/failure"
+	"ccload/protocol"
+	"ccload/protocol/convert"
+)
+
+// startStream peeks at an upstream stream until its first content event,
+// holding back only the events before it, so that an error hidden in an
+// HTTP 200 stream (design §6) can still be retried elsewhere. Once content
+// arrives the attempt is committed: the held events and everything after
+// them are relayed by the body stream writer, event by event, and no retry
+// can happen any more (the client would see duplicated output).
+func (e *Engine) startStream(ctx *fasthttp.RequestCtx, r *request, c *upstreamCall) attemptResult {
+	rd := protocol.NewReader(c.resp.Body, 0)
+	var held []byte
+	for {
+		ev, err := rd.Next()
+		if err != nil {
+			c.resp.Body.Close()
+			c.stopTimers()
+			cause := context.Cause(c.resp.Request.Context())
+			c.cancel(nil)
+			o := failure.Classify(failure.Input{Err: streamErr(err), Timeout: cause == errFirstByteTimeout || cause == errTotalTimeout, Now: e.clock.Now()})
+			if err == io.EOF {
+				o = failure.Outcome{Kind: failure.KindServer, Scope: failure.ScopeModel, Retry: true, Message: "upstream stream ended before any content"}
+			}
+			c.at.end(e.clock.Now(), c.resp.StatusCode, o)
+			return attemptResult{outcome: o, status: 0}
+		}
+		if o, bad := streamError(c.family, ev); bad {
+			c.resp.Body.Close()
+			c.stopTimers()
+			c.cancel(nil)
+			c.at.end(e.clock.Now(), c.resp.StatusCode, o)
+			return attemptResult{outcome: o, status: 502, body: append([]byte(nil), ev.Data...), family: c.family}
+		}
+		held = append(held, ev.Raw...)
+		if isContent(c.family, ev) {
+			break
+		}
+	}
+	c.firstByte.Stop()
+	now := e.clock.Now()
+	c.at.end(now, c.resp.StatusCode, failure.Outcome{})
+	e.succeeded(r, c, now)
+
+	ctx.SetStatusCode(fasthttp.StatusOK)
+	copyResponseHeaders(ctx, c.resp.Header)
+	ctx.SetContentType("text/event-stream")
+	ctx.Response.Header.Set("Cache-Control", "no-cache")
+	ctx.Response.Header.Set("X-Accel-Buffering", "no")
+	ctx.SetBodyStreamWriter(func(w *bufio.Writer) { e.relay(w, r, c, rd, held) })
+	return attemptResult{done: true}
+}
+
+// relay writes the committed stream to the client, flushing after every
+// event. A write error means the client went away: the upstream request is
+// cancelled at once. It runs after the handler returned, so it touches
+// nothing of the RequestCtx.
+func (e *Engine) relay(w *bufio.Writer, r *request, c *upstreamCall, rd *protocol.Reader, held []byte) {
+	defer e.finish(r)
+	defer c.cancel(nil)
+	defer c.stopTimers()
+	defer c.resp.Body.Close()
+
+	var werr error
+	emit := func(b []byte) {
+		if werr == nil {
+			_, werr = w.Write(b)
+		}
+	}
+	flush := func() bool {
+		if werr == nil {
+			werr = w.Flush()
+		}
+		return werr == nil
+	}
+
+	native := c.family == r.ep.family
+	var conv convert.Stream
+	var track *convert.UsageTracker
+	feed := func(ev *protocol.Event) error {
+		if native {
+			track.Observe(ev)
+			emit(ev.Raw)
+			return nil
+		}
+		return conv.Event(ev, emit)
+	}
+	if native {
+		track = convert.NewUsageTracker(c.family)
+	} else {
+		conv = convert.NewStreamWith(c.family, r.ep.family, r.model, convert.StreamOptions{
+			OmitChatUsage: r.ep.family == protocol.OpenAI && !r.wantsChatUsage(),
+		})
+	}
+
+	// Replay what was held back during the peek, then the rest.
+	var err error
+	hr := protocol.NewReader(bytes.NewReader(held), 0)
+	for {
+		ev, herr := hr.Next()
+		if herr != nil {
+			break
+		}
+		if err = feed(ev); err != nil {
+			break
+		}
+	}
+	flush()
+	lastProgress := e.clock.Now()
+	for err == nil && werr == nil {
+		var ev *protocol.Event
+		ev, err = rd.Next()
+		if err != nil {
+			break
+		}
+		err = feed(ev)
+		flush()
+		if e.bus.Active() {
+			if now := e.clock.Now(); now.Sub(lastProgress) >= progressEvery {
+				lastProgress = now
+				if native {
+					r.rec.setUsage(track.Usage())
+				} else {
+					r.rec.setUsage(conv.Usage())
+				}
+				e.bus.publish(r.event("progress", now))
+			}
+		}
+	}
+
+	if native {
+		r.rec.setUsage(track.Usage())
+	} else {
+		if errors.Is(err, io.EOF) {
+			if cerr := conv.Close(emit); cerr != nil {
+				err = cerr
+			}
+		}
+		r.rec.setUsage(conv.Usage())
+	}
+	var converted *convert.StreamError
+	switch {
+	case werr != nil:
+		r.rec.fail(499, errClientGone.Error(), true)
+	case errors.As(err, &converted):
+		// The converter already sent the client its error event.
+		r.rec.fail(converted.Status, converted.Message, true)
+	case err != nil && !errors.Is(err, io.EOF):
+		// The stream broke after content went out: no retry is possible,
+		// so end the client's stream with its protocol's error event.
+		msg := "upstream stream failed: " + err.Error()
+		if cause := context.Cause(c.resp.Request.Context()); cause != nil && cause != context.Canceled {
+			msg = "upstream stream failed: " + cause.Error()
+		}
+		emit(protocol.ErrorEvent(r.ep.family, 502, msg))
+		flush()
+		r.rec.fail(502, msg, true)
+	}
+}
+
+// progressEvery spaces "progress" events of a stream for live views.
+const progressEvery = 500 * time.Millisecond
+
+// streamError recognises an error event before any content: an SSE
+// `event: error`, an error object in a data event, or a Responses
+// `response.failed`.
+func streamError(f protocol.Family, ev *protocol.Event) (failure.Outcome, bool) {
+	if string(ev.Name) == "response.failed" {
+		msg := gjson.GetBytes(ev.Data, "response.error.message").Str
+		return failure.Outcome{Kind: failure.KindServer, Scope: failure.ScopeModel, Retry: true, Message: msg}, true
+	}
+	if string(ev.Name) == "error" || gjson.GetBytes(ev.Data, "error").Exists() || gjson.GetBytes(ev.Data, "type").Str == "error" {
+		return failure.SoftError(ev.Raw)
+	}
+	return failure.Outcome{}, false
+}
+
+// isContent reports whether an event carries model output, ending the peek.
+// Preamble events (message_start, ping, role-only chunks, response.created)
+// are held back; keep-alive comments never reach here.
+func isContent(f protocol.Family, ev *protocol.Event) bool {
+	switch f {
+	case protocol.Anthropic:
+		switch string(ev.Name) {
+		case "message_start", "ping", "":
+			return false
+		}
+		return true
+	case protocol.OpenAI:
+		if ev.IsDone() {
+			return true
+		}
+		ch := gjson.GetBytes(ev.Data, "choices.0")
+		if !ch.Exists() {
+			return gjson.GetBytes(ev.Data, "usage").Exists()
+		}
+		d := ch.Get("delta")
+		return d.Get("content").String() != "" || d.Get("tool_calls").Exists() ||
+			d.Get("reasoning_content").String() != "" || d.Get("refusal").String() != "" ||
+			ch.Get("finish_reason").String() != ""
+	case protocol.Responses:
+		switch string(ev.Name) {
+		case "response.created", "response.in_progress", "response.queued":
+			return false
+		}
+		return true
+	default: // Gemini: every chunk is a GenerateContentResponse
+		return true
+	}
+}
+
+func streamErr(err error) error {
+	if err == io.EOF {
+		return io.ErrUnexpectedEOF
+	}
+	return err
+}
