@@ -52,7 +52,7 @@ func demoRun(ctx context.Context, opts *DemoOptions) error {
 	if os.Getenv("CCLOAD_DB") == "" {
 		os.Setenv("CCLOAD_DB", "data/demo.db")
 	}
-	m := mockupstream.New(mockupstream.Options{})
+	m := mockupstream.New(mockupstream.Options{MaxRecorded: 1000})
 	mockURL, err := m.Start("127.0.0.1:9901")
 	if err != nil {
 		return &exitError{code: exitFail, err: fmt.Errorf("mock upstream: %w (is another demo running?)", err)}

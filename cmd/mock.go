@@ -41,7 +41,7 @@ func NewCmdMockUpstream(f *Factory, runF func(*MockOptions) error) *cobra.Comman
 }
 
 func mockRun(ctx context.Context, opts *MockOptions) error {
-	m := mockupstream.New(mockupstream.Options{})
+	m := mockupstream.New(mockupstream.Options{MaxRecorded: 1000})
 	url, err := m.Start(opts.Listen)
 	if err != nil {
 		return &exitError{code: exitFail, err: err}
