@@ -45,26 +45,37 @@ const maxUpstreamBody = 64 << 20
 // after a URL failure, the next channel after a model or channel failure
 // (design §5.4-5).
 func (e *Engine) attemptLoop(ctx *fasthttp.RequestCtx, r *request, routes []config.Route) {
+	now := e.clock.Now()
+	hs := r.snap.Routing.HealthScore
+	ordered := e.orderRoutes(routes, func(ch *config.Channel) float64 { return e.effectivePriority(ch, hs, now) })
+	p := e.plan(r, ordered, now)
+	if len(p.usable) == 0 {
+		e.reject(ctx, r, p.unavailable(r.model, now))
+		return
+	}
 	maxAttempts := max(r.snap.Routing.MaxAttempts, 1)
 	var last *attemptResult
-	for _, rt := range e.orderRoutes(routes) {
-		ch := rt.Channel
-		if e.cooling(channelScope(ch)) || e.cooling(modelScope(ch, rt.Upstream)) {
+	for _, c := range p.usable {
+		ch := c.route.Channel
+		slot := e.channelLoad.get(ch.Name)
+		if reason := slot.admit(e.clock.Now(), ch.RPMLimit, ch.MaxConcurrency); reason != "" {
+			p.note(ch.Name + " is at its " + reason)
 			continue
 		}
-		keys, urls := e.keyOrder(ch), e.urlOrder(ch)
+		r.chSlot = slot // held until the response body closes (finish)
+		keys, urls := e.keyOrder(ch, c.anyway), e.urlOrder(ch, c.anyway)
 	channel:
 		for ki, ui := 0, 0; ki < len(keys) && ui < len(urls); {
 			if r.attempts >= maxAttempts {
-				e.giveUp(ctx, r, last)
-				return
+				break
 			}
-			res := e.attempt(ctx, r, rt, keys[ki], urls[ui])
+			res := e.attempt(ctx, r, c.route, keys[ki], urls[ui])
 			if res.done {
 				return
 			}
 			last = &res
-			e.strike(r, rt, keys[ki], urls[ui], res.outcome)
+			e.health.get(ch.Name).add(e.clock.Now(), true)
+			e.strike(r, c.route, keys[ki], urls[ui], res.outcome)
 			switch res.outcome.Scope {
 			case failure.ScopeKey:
 				ki++
@@ -74,8 +85,108 @@ func (e *Engine) attemptLoop(ctx *fasthttp.RequestCtx, r *request, routes []conf
 				break channel
 			}
 		}
+		slot.release()
+		r.chSlot = nil
+		if r.attempts >= maxAttempts {
+			break
+		}
+	}
+	if last == nil {
+		e.reject(ctx, r, p.unavailable(r.model, now))
+		return
 	}
 	e.giveUp(ctx, r, last)
+}
+
+// candidate is one route the attempt loop may try.
+type candidate struct {
+	route  config.Route
+	anyway bool // fallback: try it although it is cooling
+}
+
+// routePlan is the outcome of filtering a request's routes before any
+// attempt: the usable ones in order, and why the others were left out.
+type routePlan struct {
+	usable  []candidate
+	why     []string
+	soonest time.Time // first recovery among cooling routes
+}
+
+func (p *routePlan) note(s string) { p.why = append(p.why, s) }
+
+// unavailable is the 503 answered when no route could be tried.
+func (p *routePlan) unavailable(model string, now time.Time) *clientError {
+	msg := fmt.Sprintf("no channel can serve model %q right now", model)
+	if !p.soonest.IsZero() {
+		msg += fmt.Sprintf("; the first cooldown ends in %s", p.soonest.Sub(now).Round(time.Second))
+	}
+	if len(p.why) > 0 {
+		msg += " (" + strings.Join(p.why, "; ") + ")"
+	}
+	return &clientError{Status: 503, Msg: msg}
+}
+
+// plan drops routes that are paused, outside their active hours or cooling
+// (design §5.3). When every remaining route is cooling and
+// routing.cooldown.fallback is on, the one that recovers soonest is tried
+// anyway rather than failing the request.
+func (e *Engine) plan(r *request, ordered []config.Route, now time.Time) routePlan {
+	var p routePlan
+	var fallback *candidate
+	for _, rt := range ordered {
+		ch := rt.Channel
+		switch {
+		case e.Paused(ch.Name):
+			p.note(ch.Name + " is paused")
+			continue
+		case !ch.ActiveHours.Contains(now):
+			p.note(ch.Name + " is outside its active_hours")
+			continue
+		}
+		if until, cooling := e.routeCooling(rt); cooling {
+			if p.soonest.IsZero() || until.Before(p.soonest) {
+				p.soonest = until
+				fallback = &candidate{route: rt, anyway: true}
+			}
+			continue
+		}
+		p.usable = append(p.usable, candidate{route: rt})
+	}
+	if len(p.usable) == 0 && fallback != nil && r.snap.Routing.Cooldown.Fallback {
+		p.usable = append(p.usable, *fallback)
+	}
+	if !p.soonest.IsZero() && len(p.usable) == 0 {
+		p.note("every route is cooling")
+	}
+	return p
+}
+
+// routeCooling reports whether a route cannot be tried now, and when it
+// recovers: its channel or model is cooling, or all its keys or all its URLs
+// are.
+func (e *Engine) routeCooling(rt config.Route) (time.Time, bool) {
+	ch := rt.Channel
+	if until, ok := e.cooldowns.Until(channelScope(ch)); ok {
+		return until, true
+	}
+	if until, ok := e.cooldowns.Until(modelScope(ch, rt.Upstream)); ok {
+		return until, true
+	}
+	keys := make([]cooldownKey, len(ch.Keys))
+	for i := range ch.Keys {
+		keys[i] = keyScope(ch, i)
+	}
+	if until, all := e.cooldowns.AllCooling(keys); all {
+		return until, true
+	}
+	urls := make([]cooldownKey, len(ch.URLs))
+	for i := range ch.URLs {
+		urls[i] = urlScope(ch, i)
+	}
+	if until, all := e.cooldowns.AllCooling(urls); all {
+		return until, true
+	}
+	return time.Time{}, false
 }
 
 func (e *Engine) cooling(k cooldownKey) bool {
@@ -83,23 +194,41 @@ func (e *Engine) cooling(k cooldownKey) bool {
 	return ok
 }
 
-// strike cools the narrowest scope the failure names.
+// strike cools the narrowest scope the failure names, then promotes it to
+// the whole channel when every enabled model (for a model failure) or every
+// key (for a key failure) of the channel is cooling (design §6).
 func (e *Engine) strike(r *request, rt config.Route, ki, ui int, o failure.Outcome) {
 	ch := rt.Channel
-	var k cooldownKey
+	pol := cooldownPolicy(r.snap.Routing.Cooldown)
+	var siblings []cooldownKey
 	switch o.Scope {
 	case failure.ScopeKey:
-		k = keyScope(ch, ki)
+		e.cooldowns.Strike(keyScope(ch, ki), o, pol)
+		for i := range ch.Keys {
+			siblings = append(siblings, keyScope(ch, i))
+		}
 	case failure.ScopeURL:
-		k = urlScope(ch, ui)
+		e.cooldowns.Strike(urlScope(ch, ui), o, pol)
 	case failure.ScopeModel:
-		k = modelScope(ch, rt.Upstream)
+		e.cooldowns.Strike(modelScope(ch, rt.Upstream), o, pol)
+		for _, m := range ch.Models {
+			if !m.Disabled {
+				siblings = append(siblings, modelScope(ch, m.Upstream))
+			}
+		}
 	case failure.ScopeChannel:
-		k = channelScope(ch)
-	default:
+		e.cooldowns.Strike(channelScope(ch), o, pol)
+	}
+	if len(siblings) == 0 {
 		return
 	}
-	e.cooldowns.Strike(k, o, cooldownPolicy(r.snap.Routing.Cooldown))
+	if until, all := e.cooldowns.AllCooling(siblings); all {
+		promoted := o
+		promoted.Scope = failure.ScopeChannel
+		promoted.RetryAfter = max(until.Sub(e.clock.Now()), time.Second)
+		promoted.Message = fmt.Sprintf("every %s of the channel is cooling", o.Scope)
+		e.cooldowns.Strike(channelScope(ch), promoted, pol)
+	}
 }
 
 // giveUp answers when no attempt succeeded: the last upstream error in the
@@ -127,7 +256,7 @@ func (e *Engine) attempt(ctx *fasthttp.RequestCtx, r *request, rt config.Route, 
 	u := ch.URLs[ui]
 	up := upstreamFamily(u, r.ep.family)
 	r.attempts++
-	at := r.rec.begin(ch.Name, ch.Keys[ki].String(), u.URL, up, rt.Upstream, e.clock.Now())
+	at := r.rec.begin(ch.Name, keyID(ch.Keys[ki]), u.URL, up, rt.Upstream, e.clock.Now())
 
 	body, err := r.upstreamBody(up, rt.Upstream)
 	if err == nil {
@@ -260,6 +389,7 @@ func (e *Engine) finishJSON(ctx *fasthttp.RequestCtx, r *request, c *upstreamCal
 func (e *Engine) succeeded(r *request, c *upstreamCall, now time.Time) {
 	ch := c.route.Channel
 	ttfb := now.Sub(c.started)
+	e.health.get(ch.Name).add(now, false)
 	e.state.observeURL(ch.Name, ch.URLs[c.urlIndex].URL, float64(ttfb.Milliseconds()))
 	e.cooldowns.Success(keyScope(ch, c.keyIndex))
 	e.cooldowns.Success(urlScope(ch, c.urlIndex))

@@ -10,6 +10,7 @@ package engine
 import (
 	"log/slog"
 	"net/http"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -63,8 +64,13 @@ type Engine struct {
 	state     *state
 	bus       *Bus
 	active    *active
-	upstream  *upstreams
-	started   time.Time
+
+	channelLoad loads
+	health      healths
+	tokenLoad   loads
+	paused      sync.Map // channel name -> time paused
+	upstream    *upstreams
+	started     time.Time
 
 	inflight     atomic.Int64
 	unauthorized atomic.Int64

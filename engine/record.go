@@ -103,6 +103,14 @@ func (r *request) overheadMs(now time.Time, c *upstreamCall) int64 {
 // releases the in-flight count. Called exactly once per admitted request.
 func (e *Engine) finish(r *request) {
 	e.inflight.Add(-1)
+	if r.chSlot != nil {
+		r.chSlot.release()
+		r.chSlot = nil
+	}
+	if r.tokSlot != nil {
+		r.tokSlot.release()
+		r.tokSlot = nil
+	}
 	e.active.mu.Lock()
 	delete(e.active.reqs, r.id)
 	e.active.mu.Unlock()

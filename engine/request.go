@@ -27,6 +27,8 @@ type request struct {
 	clientIP string
 	attempts int
 	rec      record
+	chSlot   *load // the winning channel's concurrency slot, released by finish
+	tokSlot  *load // the token's slot, released by finish
 }
 
 func (e *Engine) newRequest(ctx *fasthttp.RequestCtx, ep endpoint, snap *config.Snapshot, tok *config.Token) *request {

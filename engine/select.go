@@ -1,9 +1,13 @@
 package engine
 
 import (
+	"cmp"
+	"crypto/sha256"
+	"encoding/hex"
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"sync"
 
 	"ccload/config"
 	"ccload/engine/cooldown"
@@ -11,16 +15,26 @@ import (
 )
 
 // orderRoutes returns the routes for one request in the order they should
-// be tried: highest priority first, and inside one priority the smooth
+// be tried: highest effective priority first (prio, the configured
+// priority less the health penalty), and inside one priority the smooth
 // weighted round-robin winner first, then the others by weight.
-func (e *Engine) orderRoutes(routes []config.Route) []config.Route {
-	out := slices.Clone(routes)
-	slices.SortStableFunc(out, func(a, b config.Route) int {
-		return b.Channel.Priority - a.Channel.Priority
-	})
+func (e *Engine) orderRoutes(routes []config.Route, prio func(*config.Channel) float64) []config.Route {
+	type cand struct {
+		route config.Route
+		prio  float64
+	}
+	cs := make([]cand, len(routes))
+	for i, rt := range routes {
+		cs[i] = cand{rt, prio(rt.Channel)}
+	}
+	slices.SortStableFunc(cs, func(a, b cand) int { return cmp.Compare(b.prio, a.prio) })
+	out := make([]config.Route, len(cs))
+	for i, c := range cs {
+		out[i] = c.route
+	}
 	for start := 0; start < len(out); {
 		end := start + 1
-		for end < len(out) && out[end].Channel.Priority == out[start].Channel.Priority {
+		for end < len(out) && cs[end].prio == cs[start].prio {
 			end++
 		}
 		if end-start > 1 {
@@ -49,7 +63,8 @@ func (e *Engine) orderGroup(g []config.Route) {
 
 // keyOrder lists the channel's key indexes to try, cooling keys left out.
 // round_robin starts at a rotating position; sequential always at the first.
-func (e *Engine) keyOrder(ch *config.Channel) []int {
+// With anyway set (fallback), cooling keys are kept, soonest recovery first.
+func (e *Engine) keyOrder(ch *config.Channel, anyway bool) []int {
 	n := len(ch.Keys)
 	start := 0
 	if ch.KeyStrategy != "sequential" && n > 1 {
@@ -58,9 +73,16 @@ func (e *Engine) keyOrder(ch *config.Channel) []int {
 	out := make([]int, 0, n)
 	for i := range n {
 		k := (start + i) % n
-		if _, cooling := e.cooldowns.Until(keyScope(ch, k)); !cooling {
+		if _, cooling := e.cooldowns.Until(keyScope(ch, k)); !cooling || anyway {
 			out = append(out, k)
 		}
+	}
+	if anyway {
+		slices.SortStableFunc(out, func(a, b int) int {
+			ua, _ := e.cooldowns.Until(keyScope(ch, a))
+			ub, _ := e.cooldowns.Until(keyScope(ch, b))
+			return ua.Compare(ub)
+		})
 	}
 	return out
 }
@@ -69,11 +91,12 @@ func (e *Engine) keyOrder(ch *config.Channel) []int {
 // never-visited URLs first (in file order) so every URL gets measured, then
 // the rest drawn at random weighted by 1/EWMA latency, so faster URLs get
 // most traffic while slower ones keep being sampled.
-func (e *Engine) urlOrder(ch *config.Channel) []int {
+// With anyway set (fallback), cooling URLs are kept.
+func (e *Engine) urlOrder(ch *config.Channel, anyway bool) []int {
 	var fresh, seen []int
 	var w []float64
 	for i, u := range ch.URLs {
-		if _, cooling := e.cooldowns.Until(urlScope(ch, i)); cooling {
+		if _, cooling := e.cooldowns.Until(urlScope(ch, i)); cooling && !anyway {
 			continue
 		}
 		ms, visited := e.state.urlLatency(ch.Name, u.URL)
@@ -108,7 +131,25 @@ func (e *Engine) urlOrder(ch *config.Channel) []int {
 // Cooldown keys for each scope (design §6). The model scope is keyed by the
 // model actually sent upstream.
 func keyScope(ch *config.Channel, i int) cooldown.Key {
-	return cooldown.Key{Scope: failure.ScopeKey, Channel: ch.Name, KeyFP: ch.Keys[i].String()}
+	return cooldown.Key{Scope: failure.ScopeKey, Channel: ch.Name, KeyFP: keyID(ch.Keys[i])}
+}
+
+// keyIDs caches keyID by key value.
+var keyIDs sync.Map
+
+// keyID identifies a key in runtime state and logs without revealing it:
+// its display fingerprint ("sk-a…f3c9") plus 8 hex digits of its sha256,
+// because two keys of one channel often share their first and last four
+// characters, and cooldowns must never be confused between them.
+func keyID(k config.Secret) string {
+	raw := k.Reveal()
+	if v, ok := keyIDs.Load(raw); ok {
+		return v.(string)
+	}
+	sum := sha256.Sum256([]byte(raw))
+	id := k.String() + "#" + hex.EncodeToString(sum[:4])
+	keyIDs.Store(raw, id)
+	return id
 }
 
 func urlScope(ch *config.Channel, i int) cooldown.Key {

@@ -29,7 +29,7 @@ func TestOrderRoutesPriorityThenWeight(t *testing.T) {
 	routes := []config.Route{mk("low", 1, 1), mk("h1", 10, 3), mk("h2", 10, 1), mk("mid", 5, 1)}
 	firsts := map[string]int{}
 	for range 400 {
-		out := e.orderRoutes(routes)
+		out := e.orderRoutes(routes, func(ch *config.Channel) float64 { return float64(ch.Priority) })
 		if out[2].Channel.Name != "mid" || out[3].Channel.Name != "low" {
 			t.Fatalf("lower priorities out of order: %v", names(out))
 		}
@@ -49,7 +49,7 @@ func TestURLOrderExploresThenPrefersFast(t *testing.T) {
 	// c was never visited: it goes first.
 	fastFirst := 0
 	for range 1000 {
-		o := e.urlOrder(ch)
+		o := e.urlOrder(ch, false)
 		if len(o) != 3 || o[0] != 2 {
 			t.Fatalf("unvisited URL not first: %v", o)
 		}

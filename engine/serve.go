@@ -34,6 +34,10 @@ func (e *Engine) serveProxy(ctx *fasthttp.RequestCtx, ep endpoint) {
 		e.reject(ctx, r, err)
 		return
 	}
+	if err := e.admitToken(r); err != nil {
+		e.reject(ctx, r, err)
+		return
+	}
 	if ep.op == opCountTokens {
 		e.serveCountTokens(ctx, r)
 		return
@@ -86,6 +90,22 @@ func (r *request) admit() *clientError {
 		return &clientError{Status: 403, Msg: fmt.Sprintf("token %q may not use model %q (allowed: %s)", t.Name, r.model, strings.Join(t.Models, ", "))}
 	}
 	return nil
+}
+
+// admitToken takes one of the token's slots (max_concurrency, rpm_limit),
+// or says which limit refused.
+func (e *Engine) admitToken(r *request) *clientError {
+	t := r.token
+	l := e.tokenLoad.get(t.Name)
+	switch l.admit(r.start, t.RPMLimit, t.MaxConcurrency) {
+	case "":
+		r.tokSlot = l
+		return nil
+	case "rpm_limit":
+		return &clientError{Status: 429, Msg: fmt.Sprintf("token %q is over its rpm_limit of %d requests per minute", t.Name, t.RPMLimit)}
+	default:
+		return &clientError{Status: 429, Msg: fmt.Sprintf("token %q already has max_concurrency=%d requests in flight", t.Name, t.MaxConcurrency)}
+	}
 }
 
 // allowedRoutes lists the routes serving the request's model on channels

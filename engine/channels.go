@@ -1,0 +1,78 @@
+package engine
+
+import (
+	"sort"
+	"time"
+
+	"ccload/engine/cooldown"
+)
+
+// ChannelState is a channel's live state for the admin API and CLI.
+type ChannelState struct {
+	Name      string           `json:"name"`
+	Enabled   bool             `json:"enabled"`
+	Paused    bool             `json:"paused"` // runtime override, not in the YAML
+	InFlight  int64            `json:"in_flight"`
+	RPM       int              `json:"rpm"`
+	URLs      []URLState       `json:"urls"`
+	Cooldowns []cooldown.Entry `json:"cooldowns"`
+}
+
+// URLState is one channel URL's observed latency.
+type URLState struct {
+	URL     string  `json:"url"`
+	EWMAms  float64 `json:"ewma_ms"`
+	Visited bool    `json:"visited"`
+}
+
+// ChannelStates lists every channel of the current snapshot with its live
+// state, in file order.
+func (e *Engine) ChannelStates() []ChannelState {
+	snap := e.cfg.Current()
+	now := e.clock.Now()
+	byChannel := map[string][]cooldown.Entry{}
+	for _, c := range e.cooldowns.List() {
+		byChannel[c.Key.Channel] = append(byChannel[c.Key.Channel], c)
+	}
+	out := make([]ChannelState, 0, len(snap.Channels))
+	for _, ch := range snap.Channels {
+		l := e.channelLoad.get(ch.Name)
+		st := ChannelState{
+			Name: ch.Name, Enabled: ch.Enabled, Paused: e.Paused(ch.Name),
+			InFlight: l.inflight.Load(), RPM: l.rpm(now), Cooldowns: byChannel[ch.Name],
+		}
+		for _, u := range ch.URLs {
+			ms, visited := e.state.urlLatency(ch.Name, u.URL)
+			if !visited {
+				ms = 0
+			}
+			st.URLs = append(st.URLs, URLState{URL: u.URL, EWMAms: ms, Visited: visited})
+		}
+		sort.Slice(st.Cooldowns, func(i, j int) bool { return st.Cooldowns[i].Until.Before(st.Cooldowns[j].Until) })
+		out = append(out, st)
+	}
+	return out
+}
+
+// TokenLoad is a token's in-flight count and requests in the last minute.
+func (e *Engine) TokenLoad(name string) (inFlight int64, rpm int) {
+	l := e.tokenLoad.get(name)
+	return l.inflight.Load(), l.rpm(e.clock.Now())
+}
+
+// SetPaused pauses or resumes a channel at runtime. The YAML stays the
+// source of truth: callers persist the override (store.Override) and show
+// it as such.
+func (e *Engine) SetPaused(channel string, paused bool) {
+	if paused {
+		e.paused.Store(channel, time.Now())
+	} else {
+		e.paused.Delete(channel)
+	}
+}
+
+// Paused reports whether a channel is paused at runtime.
+func (e *Engine) Paused(channel string) bool {
+	_, ok := e.paused.Load(channel)
+	return ok
+}

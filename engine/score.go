@@ -1,0 +1,87 @@
+package engine
+
+import (
+	"math"
+	"sync"
+	"time"
+
+	"ccload/config"
+)
+
+// outcomes counts a channel's upstream successes and failures in one-minute
+// buckets, for the health score. Buckets older than the window are ignored.
+type outcomes struct {
+	mu      sync.Mutex
+	minute  [120]int64 // unix minute each bucket belongs to
+	ok, bad [120]int32
+}
+
+const maxWindowMinutes = 120
+
+func (o *outcomes) add(now time.Time, failed bool) {
+	m := now.Unix() / 60
+	i := m % maxWindowMinutes
+	o.mu.Lock()
+	if o.minute[i] != m {
+		o.minute[i], o.ok[i], o.bad[i] = m, 0, 0
+	}
+	if failed {
+		o.bad[i]++
+	} else {
+		o.ok[i]++
+	}
+	o.mu.Unlock()
+}
+
+// rate returns the failure rate and the number of samples in the window.
+func (o *outcomes) rate(now time.Time, window time.Duration) (float64, int) {
+	m := now.Unix() / 60
+	span := int64(max(min(window/time.Minute, maxWindowMinutes), 1))
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	var ok, bad int
+	for i := range o.minute {
+		if m-o.minute[i] < span {
+			ok += int(o.ok[i])
+			bad += int(o.bad[i])
+		}
+	}
+	n := ok + bad
+	if n == 0 {
+		return 0, 0
+	}
+	return float64(bad) / float64(n), n
+}
+
+// effectivePriority applies routing.health_score (README, "Health score"):
+//
+//	priority − failure_rate × penalty × min(1, samples / min_samples)
+//
+// so a channel failing half of 40 requests with penalty 100 and
+// min_samples 20 drops by 50, while one with 2 failures out of 4 samples
+// drops by only 10: few samples are weak evidence.
+func (e *Engine) effectivePriority(ch *config.Channel, hs config.HealthScore, now time.Time) float64 {
+	p := float64(ch.Priority)
+	if !hs.Enabled || hs.Penalty == 0 {
+		return p
+	}
+	rate, n := e.health.get(ch.Name).rate(now, hs.Window.D())
+	if n == 0 {
+		return p
+	}
+	confidence := 1.0
+	if hs.MinSamples > 0 {
+		confidence = math.Min(1, float64(n)/float64(hs.MinSamples))
+	}
+	return p - rate*hs.Penalty*confidence
+}
+
+type healths struct{ m sync.Map }
+
+func (h *healths) get(name string) *outcomes {
+	if v, ok := h.m.Load(name); ok {
+		return v.(*outcomes)
+	}
+	v, _ := h.m.LoadOrStore(name, &outcomes{})
+	return v.(*outcomes)
+}
