@@ -30,26 +30,23 @@ func GeminiCallID(name string, index int) string {
 	return string(b)
 }
 
-// GeminiThoughtSignature is the thoughtSignature a Gemini client is sent for
-// the signature of another family (an Anthropic thinking signature, a
-// Responses encrypted_content): the standard base64 of its bytes. Gemini
-// SDKs decode thoughtSignature as base64 bytes, and encrypted_content is not
-// valid standard base64 (it uses the URL alphabet), so the value is always
-// wrapped; SignatureFromGemini unwraps it.
-func GeminiThoughtSignature(sig string) string {
-	return base64.StdEncoding.EncodeToString([]byte(sig))
-}
-
-// SignatureFromGemini is the inverse of GeminiThoughtSignature, for the
-// request side: the signature to send a non-Gemini upstream for a
-// thoughtSignature a Gemini client sent back. ok is false when ts is not
-// standard base64 (it did not come from this gateway).
-func SignatureFromGemini(ts string) (sig string, ok bool) {
-	b, err := base64.StdEncoding.DecodeString(ts)
-	if err != nil {
+// GeminiThoughtSignature returns the thoughtSignature a Gemini client is
+// sent for a signature of another family (an Anthropic thinking signature,
+// a Responses encrypted_content), and whether it can be sent at all. Gemini
+// SDKs decode thoughtSignature as standard base64 bytes and reject the whole
+// chunk when it is not, so a signature goes out as it is when it is
+// standard base64 (Anthropic's are, and the request side passes a Gemini
+// client's thoughtSignature back unchanged) and is left out otherwise
+// (Responses encrypted_content uses the URL-safe alphabet): the client then
+// replays the turn without it, losing the reasoning context, not the turn.
+func GeminiThoughtSignature(sig string) (string, bool) {
+	if sig == "" || len(sig)%4 != 0 {
 		return "", false
 	}
-	return string(b), true
+	if _, err := base64.StdEncoding.DecodeString(sig); err != nil {
+		return "", false
+	}
+	return sig, true
 }
 
 // geminiResponseIn reads a Gemini GenerateContentResponse (candidate 0).
@@ -96,9 +93,9 @@ func geminiResponseIn(m *respMsg, r gjson.Result) error {
 }
 
 // geminiResponseOut writes a Gemini GenerateContentResponse. A thinking
-// block's signature goes on the next part as thoughtSignature (wrapped by
-// GeminiThoughtSignature), or on an empty text part at the end; redacted
-// thinking has no Gemini equivalent and is not sent.
+// block's signature goes on the next part as thoughtSignature (when
+// GeminiThoughtSignature allows it), or on an empty text part at the end;
+// redacted thinking has no Gemini equivalent and is not sent.
 func geminiResponseOut(dst []byte, m *respMsg, mt *meta) []byte {
 	dst = append(dst, `{"candidates":[{"content":{"parts":[`...)
 	pending := ""
@@ -125,8 +122,8 @@ func geminiResponseOut(dst []byte, m *respMsg, mt *meta) []byte {
 				dst = wjStr(dst, b.text)
 				dst = append(dst, `,"thought":true}`...)
 			}
-			if b.sig != "" {
-				pending = GeminiThoughtSignature(b.sig)
+			if sig, ok := GeminiThoughtSignature(b.sig); ok {
+				pending = sig
 			}
 		case blockText:
 			part()

@@ -38,13 +38,13 @@ func (d *anthropicStreamIn) decode(p *pipe, data, name string) error {
 		dl := gjson.Get(data, "delta")
 		switch dl.Get("type").Str {
 		case "text_delta":
-			p.delta(deltaText, strLit(dl.Get("text")))
+			p.delta(deltaText, litField(dl.Raw, "text"))
 		case "thinking_delta":
-			p.delta(deltaThinking, strLit(dl.Get("thinking")))
+			p.delta(deltaThinking, litField(dl.Raw, "thinking"))
 		case "signature_delta":
-			p.delta(deltaSignature, strLit(dl.Get("signature")))
+			p.delta(deltaSignature, litField(dl.Raw, "signature"))
 		case "input_json_delta":
-			p.delta(deltaArgs, strLit(dl.Get("partial_json")))
+			p.delta(deltaArgs, litField(dl.Raw, "partial_json"))
 		}
 	case "content_block_stop":
 		if d.skip {

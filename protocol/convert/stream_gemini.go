@@ -62,9 +62,9 @@ func (d *geminiStreamIn) decode(p *pipe, data, name string) error {
 }
 
 func (d *geminiStreamIn) part(p *pipe, part gjson.Result) error {
-	sig := strLit(part.Get("thoughtSignature"))
+	sig := litField(part.Raw, "thoughtSignature")
 	if part.Get("thought").Bool() {
-		p.delta(deltaThinking, strLit(part.Get("text")))
+		p.delta(deltaThinking, litField(part.Raw, "text"))
 		p.delta(deltaSignature, sig)
 		return nil
 	}
@@ -89,7 +89,7 @@ func (d *geminiStreamIn) part(p *pipe, part gjson.Result) error {
 		p.blockStop()
 		return nil
 	}
-	p.delta(deltaText, strLit(part.Get("text")))
+	p.delta(deltaText, litField(part.Raw, "text"))
 	return nil
 }
 
@@ -112,8 +112,8 @@ func geminiTime(s string) int64 {
 // parts have thought: true); a function call is buffered until its block
 // ends and goes out whole, as Gemini sends calls; the last chunk has
 // finishReason and usageMetadata. A thinking block's signature rides on the
-// next part, as thoughtSignature (see GeminiThoughtSignature), or on an empty
-// text part in the last chunk. Redacted thinking has no Gemini equivalent and
+// next part, as thoughtSignature (when GeminiThoughtSignature allows it), or
+// on an empty text part in the last chunk. Redacted thinking has no Gemini equivalent and
 // is not sent.
 type geminiStreamOut struct {
 	m       *meta
@@ -155,7 +155,7 @@ func (o *geminiStreamOut) encode(dst []byte, e *event) []byte {
 		switch o.cur {
 		case blockThinking:
 			if len(o.sig) > 0 {
-				o.pending = GeminiThoughtSignature(unescapeInner(o.sig))
+				o.pending, _ = GeminiThoughtSignature(unescapeInner(o.sig))
 			}
 		case blockTool:
 			dst = o.call(dst)

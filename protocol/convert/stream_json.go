@@ -63,16 +63,6 @@ func wjStr(dst []byte, s string) []byte {
 // wjInt appends n in decimal.
 func wjInt(dst []byte, n int64) []byte { return strconv.AppendInt(dst, n, 10) }
 
-// wjKey appends ,"key": (or "key": right after an opening brace).
-func wjKey(dst []byte, key string) []byte {
-	if n := len(dst); n > 0 && dst[n-1] != '{' && dst[n-1] != '[' {
-		dst = append(dst, ',')
-	}
-	dst = append(dst, '"')
-	dst = append(dst, key...)
-	return append(dst, '"', ':')
-}
-
 // wjLitOr appends lit, a JSON literal, or def when lit is empty.
 func wjLitOr(dst []byte, lit, def string) []byte {
 	if lit == "" {
@@ -143,3 +133,95 @@ func sseOpen(dst []byte, name string) []byte {
 
 // sseClose ends an SSE block.
 func sseClose(dst []byte) []byte { return append(dst, '\n', '\n') }
+
+// litField returns the raw JSON string literal of key in the JSON object
+// obj, or "" when obj is not an object or the key is absent or not a string.
+// gjson unescapes every string value it returns, which allocates for each
+// delta holding a newline or a quote; the converters only copy the literal,
+// so the hot delta fields are read with this instead. obj must be valid
+// JSON (the pipe checks every event); keys are compared unescaped, which
+// is all the APIs' keys need.
+func litField(obj, key string) string {
+	i := jsonSkipWS(obj, 0)
+	if i >= len(obj) || obj[i] != '{' {
+		return ""
+	}
+	i++
+	for {
+		i = jsonSkipWS(obj, i)
+		if i >= len(obj) || obj[i] != '"' {
+			return ""
+		}
+		kEnd := jsonStrEnd(obj, i)
+		k := obj[i+1 : max(kEnd-1, i+1)]
+		i = jsonSkipWS(obj, kEnd)
+		if i >= len(obj) || obj[i] != ':' {
+			return ""
+		}
+		i = jsonSkipWS(obj, i+1)
+		vEnd := jsonValueEnd(obj, i)
+		if k == key {
+			if i < len(obj) && obj[i] == '"' {
+				return obj[i:vEnd]
+			}
+			return ""
+		}
+		i = jsonSkipWS(obj, vEnd)
+		if i >= len(obj) || obj[i] != ',' {
+			return ""
+		}
+		i++
+	}
+}
+
+func jsonSkipWS(s string, i int) int {
+	for i < len(s) && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// jsonStrEnd returns the index just past the string literal starting at i.
+func jsonStrEnd(s string, i int) int {
+	for j := i + 1; j < len(s); j++ {
+		switch s[j] {
+		case '\\':
+			j++
+		case '"':
+			return j + 1
+		}
+	}
+	return len(s)
+}
+
+// jsonValueEnd returns the index just past the JSON value starting at i.
+func jsonValueEnd(s string, i int) int {
+	if i >= len(s) {
+		return len(s)
+	}
+	switch s[i] {
+	case '"':
+		return jsonStrEnd(s, i)
+	case '{', '[':
+		depth := 0
+		for j := i; j < len(s); j++ {
+			switch s[j] {
+			case '"':
+				j = jsonStrEnd(s, j) - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return j + 1
+				}
+			}
+		}
+		return len(s)
+	}
+	j := i
+	for j < len(s) && s[j] != ',' && s[j] != '}' && s[j] != ']' && s[j] != ' ' && s[j] != '\n' && s[j] != '\r' && s[j] != '\t' {
+		j++
+	}
+	return j
+}

@@ -60,13 +60,13 @@ func (d *chatStreamIn) decode(p *pipe, data, name string) error {
 
 func (d *chatStreamIn) choice(p *pipe, ch gjson.Result) error {
 	dl := ch.Get("delta")
-	rc := dl.Get("reasoning_content")
-	if rc.Type != gjson.String {
-		rc = dl.Get("reasoning")
+	rc := litField(dl.Raw, "reasoning_content")
+	if rc == "" {
+		rc = litField(dl.Raw, "reasoning")
 	}
-	p.delta(deltaThinking, strLit(rc))
-	p.delta(deltaText, strLit(dl.Get("content")))
-	if lit := strLit(dl.Get("refusal")); nonEmptyLit(lit) {
+	p.delta(deltaThinking, rc)
+	p.delta(deltaText, litField(dl.Raw, "content"))
+	if lit := litField(dl.Raw, "refusal"); nonEmptyLit(lit) {
 		d.refusal = true
 		p.delta(deltaText, lit)
 	}
@@ -107,7 +107,7 @@ func (d *chatStreamIn) toolCall(p *pipe, tc gjson.Result) error {
 		p.blockStart(blockTool, id, strLit(tc.Get("function.name")), "")
 		d.tool, d.maxTool, d.started = idx, max(d.maxTool, idx), true
 	}
-	p.delta(deltaArgs, strLit(tc.Get("function.arguments")))
+	p.delta(deltaArgs, litField(tc.Get("function").Raw, "arguments"))
 	return nil
 }
 

@@ -66,7 +66,7 @@ func (d *responsesStreamIn) decode(p *pipe, data, name string) error {
 			if typ == "response.refusal.delta" {
 				d.refusal = true
 			}
-			p.delta(deltaText, strLit(gjson.Get(data, "delta")))
+			p.delta(deltaText, litField(data, "delta"))
 		}
 	case "response.content_part.done":
 		if d.item == respItemMessage {
@@ -75,7 +75,7 @@ func (d *responsesStreamIn) decode(p *pipe, data, name string) error {
 	case "response.function_call_arguments.delta":
 		if d.item == respItemCall {
 			d.argsSeen = true
-			p.delta(deltaArgs, strLit(gjson.Get(data, "delta")))
+			p.delta(deltaArgs, litField(data, "delta"))
 		}
 	case "response.reasoning_summary_part.added":
 		if d.item == respItemReasoning {
@@ -87,7 +87,7 @@ func (d *responsesStreamIn) decode(p *pipe, data, name string) error {
 	case "response.reasoning_summary_text.delta", "response.reasoning_text.delta":
 		if d.item == respItemReasoning {
 			d.textSeen = true
-			p.delta(deltaThinking, strLit(gjson.Get(data, "delta")))
+			p.delta(deltaThinking, litField(data, "delta"))
 		}
 	case "response.output_item.done":
 		d.itemDone(p, gjson.Get(data, "item"))

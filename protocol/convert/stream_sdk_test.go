@@ -1,7 +1,6 @@
 package convert
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -549,5 +548,4 @@ func TestSDKCorpusIsComplete(t *testing.T) {
 			}
 		}
 	}
-	_ = bytes.MinRead
 }

@@ -217,14 +217,17 @@ func TestGeminiCallID(t *testing.T) {
 }
 
 func TestGeminiThoughtSignature(t *testing.T) {
-	for _, sig := range []string{"EqQBCkYIBxgCKkBB+/==", "gAAAAABpVVoh-_x", ""} {
-		back, ok := SignatureFromGemini(GeminiThoughtSignature(sig))
-		if !ok || back != sig {
-			t.Errorf("round trip of %q = %q, %v", sig, back, ok)
+	for sig, want := range map[string]bool{
+		"EqQBCkYIBxgCKkBB+/==": true,  // Anthropic: standard base64, sent as it is
+		"CiQB0e2K":             true,  // Gemini's own
+		"gAAAAABpVVoh-_x":      false, // Responses encrypted_content: URL-safe alphabet
+		"abc":                  false,
+		"":                     false,
+	} {
+		got, ok := GeminiThoughtSignature(sig)
+		if ok != want || ok && got != sig {
+			t.Errorf("GeminiThoughtSignature(%q) = %q, %v", sig, got, ok)
 		}
-	}
-	if _, ok := SignatureFromGemini("not base64!"); ok {
-		t.Error("SignatureFromGemini accepted non-base64")
 	}
 }
 
@@ -248,5 +251,20 @@ func TestResponseRejectsUnreadable(t *testing.T) {
 	bad := `{"content":[{"type":"tool_use","id":"t","name":"f","input":"not an object"}],"stop_reason":"tool_use"}`
 	if _, err := Response(protocol.Anthropic, protocol.OpenAI, []byte(bad), "m"); !errors.Is(err, ErrUpstreamBody) {
 		t.Errorf("tool input not an object: err = %v", err)
+	}
+}
+
+func TestLitField(t *testing.T) {
+	obj := ` { "a" : 1, "n":{"text":"no"}, "arr":[1,"x]",{"b":"}"}], "text" : "hi \"there\"\n", "z":"last", "t":true } `
+	for key, want := range map[string]string{"text": `"hi \"there\"\n"`, "z": `"last"`, "a": "", "n": "", "t": "", "missing": ""} {
+		if got := litField(obj, key); got != want {
+			t.Errorf("litField(%q) = %q, want %q", key, got, want)
+		}
+	}
+	for _, bad := range []string{"", "[]", `"s"`, `{"a"`, `{"a":"unterminated`, `{"a" "b"}`, `{"a":1 "b":"c"}`} {
+		_ = litField(bad, "b") // must not panic
+	}
+	if litField(`{"text":"a","text":"b"}`, "text") != `"a"` {
+		t.Error("duplicate key: want the first, as gjson")
 	}
 }
