@@ -142,6 +142,9 @@ func (e *Engine) plan(r *request, ordered []config.Route, now time.Time) routePl
 		case !ch.ActiveHours.Contains(now):
 			p.note(ch.Name + " is outside its active_hours")
 			continue
+		case e.ledger.channelOver(ch, now.UTC().Format(time.DateOnly)):
+			p.note(ch.Name + " reached its daily_cost_limit")
+			continue
 		}
 		if until, cooling := e.routeCooling(rt); cooling {
 			if p.soonest.IsZero() || until.Before(p.soonest) {

@@ -18,6 +18,7 @@ import (
 
 	"ccload/config"
 	"ccload/engine/cooldown"
+	"ccload/pricing"
 	"ccload/store"
 )
 
@@ -48,6 +49,9 @@ type Options struct {
 	Cooldowns *cooldown.Registry // may be nil: a private in-memory registry is made
 	Clock     Clock              // nil = wall clock
 	Logger    *slog.Logger       // nil = slog.Default()
+	// Costs gives the spend recorded so far, for cost limits; nil = start
+	// from zero (tests, no database).
+	Costs CostStore
 	// Transport sends upstream requests; nil = a tuned http.Transport per
 	// proxy setting. Tests may inject one.
 	Transport http.RoundTripper
@@ -69,8 +73,14 @@ type Engine struct {
 	health      healths
 	tokenLoad   loads
 	paused      sync.Map // channel name -> time paused
-	upstream    *upstreams
-	started     time.Time
+
+	ledger     *ledger
+	unpriced   sync.Map // models already reported as missing a price
+	priceMu    sync.Mutex
+	priceSnap  *config.Snapshot
+	priceTable *pricing.Table
+	upstream   *upstreams
+	started    time.Time
 
 	inflight     atomic.Int64
 	unauthorized atomic.Int64
@@ -96,6 +106,7 @@ func New(opts Options) *Engine {
 		e.cooldowns = cooldown.New(e.clock, nil)
 	}
 	e.state = newState()
+	e.ledger = newLedger(opts.Costs)
 	e.bus = NewBus()
 	e.active = newActive()
 	e.upstream = newUpstreams(opts.Transport)

@@ -150,6 +150,8 @@ func (e *Engine) finish(r *request) {
 		row.UpstreamProtocol, row.UpstreamModel = string(last.Protocol), last.UpstreamModel
 		row.FailureKind, row.FailureScope = string(last.Kind), string(last.Scope)
 	}
+	row.Cost = e.cost(r.snap, row.Channel, row.UpstreamModel, rec.usage)
+	e.ledger.settle(rec.token, r.costReserved, row.Channel, row.Time.UTC().Format(time.DateOnly), row.Cost)
 	if len(rec.attempts) > 0 {
 		if b, err := json.Marshal(rec.attempts); err == nil {
 			row.AttemptsJSON = string(b)

@@ -29,6 +29,9 @@ type request struct {
 	rec      record
 	chSlot   *load // the winning channel's concurrency slot, released by finish
 	tokSlot  *load // the token's slot, released by finish
+	// costReserved: the ledger counts this request in flight for the
+	// token's cost_limit until finish settles it.
+	costReserved bool
 }
 
 func (e *Engine) newRequest(ctx *fasthttp.RequestCtx, ep endpoint, snap *config.Snapshot, tok *config.Token) *request {

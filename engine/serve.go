@@ -38,6 +38,11 @@ func (e *Engine) serveProxy(ctx *fasthttp.RequestCtx, ep endpoint) {
 		e.reject(ctx, r, err)
 		return
 	}
+	if err := e.ledger.reserveToken(r.token); err != nil {
+		e.reject(ctx, r, &clientError{Status: 429, Msg: err.Error()})
+		return
+	}
+	r.costReserved = true
 	if ep.op == opCountTokens {
 		e.serveCountTokens(ctx, r)
 		return

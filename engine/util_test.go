@@ -1,6 +1,8 @@
 package engine_test
 
 import (
+	"ccload/engine/mockupstream"
+
 	"crypto/sha256"
 	"encoding/hex"
 )
@@ -9,3 +11,5 @@ func sha256hex(s string) string {
 	sum := sha256.Sum256([]byte(s))
 	return hex.EncodeToString(sum[:])
 }
+
+func mockOptions() mockupstream.Options { return mockupstream.Options{} }
