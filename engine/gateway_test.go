@@ -207,3 +207,39 @@ func TestInvalidReloadKeepsServing(t *testing.T) {
 		t.Fatalf("health = %d %+v (error %v)", hr.StatusCode, h, h.Config.Error)
 	}
 }
+
+// TestReloadKeepsRuntimeState: a reload that keeps a channel's name keeps
+// its URL latency and round-robin state, and serves the new file at once.
+func TestReloadKeepsRuntimeState(t *testing.T) {
+	g, _ := startNative(t)
+	if resp, body := post(t, g.URL+"/v1/messages", `{"model":"claude-client","max_tokens":8,"messages":[{"role":"user","content":"hi"}]}`,
+		map[string]string{"x-api-key": testToken}); resp.StatusCode != 200 {
+		t.Fatalf("%d %s", resp.StatusCode, body)
+	}
+	visited := func() bool {
+		for _, c := range g.Engine.ChannelStates() {
+			if c.Name == "anthropic" {
+				return len(c.URLs) == 1 && c.URLs[0].Visited
+			}
+		}
+		return false
+	}
+	if !visited() {
+		t.Fatal("URL latency not recorded")
+	}
+	b, _ := os.ReadFile(g.File)
+	grown := strings.Replace(string(b), "models: [{name: gpt-client, upstream: gpt-upstream}]",
+		"models: [{name: gpt-client, upstream: gpt-upstream}, gpt-extra]", 1)
+	if err := os.WriteFile(g.File, []byte(grown), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Src.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	if len(g.Src.Current().Routes("gpt-extra")) != 1 {
+		t.Fatal("new model not served after reload")
+	}
+	if !visited() {
+		t.Fatal("reload lost the URL latency of an unchanged channel")
+	}
+}
