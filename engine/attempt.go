@@ -201,8 +201,12 @@ func (e *Engine) cooling(k cooldownKey) bool {
 // the whole channel when every enabled model (for a model failure) or every
 // key (for a key failure) of the channel is cooling (design §6).
 func (e *Engine) strike(r *request, rt config.Route, ki, ui int, o failure.Outcome) {
+	e.strikeScope(r.snap, rt, ki, ui, o)
+}
+
+func (e *Engine) strikeScope(snap *config.Snapshot, rt config.Route, ki, ui int, o failure.Outcome) {
 	ch := rt.Channel
-	pol := cooldownPolicy(r.snap.Routing.Cooldown)
+	pol := cooldownPolicy(snap.Routing.Cooldown)
 	var siblings []cooldownKey
 	switch o.Scope {
 	case failure.ScopeKey:

@@ -75,6 +75,7 @@ type Engine struct {
 	paused      sync.Map // channel name -> time paused
 
 	ledger     *ledger
+	lastChecks sync.Map // channel name -> ProbeResult
 	unpriced   sync.Map // models already reported as missing a price
 	priceMu    sync.Mutex
 	priceSnap  *config.Snapshot
