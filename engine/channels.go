@@ -4,7 +4,9 @@ import (
 	"sort"
 	"time"
 
+	"ccload/config"
 	"ccload/engine/cooldown"
+	"ccload/engine/failure"
 )
 
 // ChannelState is a channel's live state for the admin API and CLI.
@@ -75,4 +77,39 @@ func (e *Engine) SetPaused(channel string, paused bool) {
 func (e *Engine) Paused(channel string) bool {
 	_, ok := e.paused.Load(channel)
 	return ok
+}
+
+// Sweep drops cooldowns whose channel, key, URL or model is gone from snap
+// (call it after a reload); state of unchanged entities stays.
+func (e *Engine) Sweep(snap *config.Snapshot) {
+	e.cooldowns.Sweep(func(k cooldown.Key) bool {
+		ch := snap.Channel(k.Channel)
+		if ch == nil {
+			return false
+		}
+		switch k.Scope {
+		case failure.ScopeKey:
+			for i := range ch.Keys {
+				if keyScope(ch, i).KeyFP == k.KeyFP {
+					return true
+				}
+			}
+			return false
+		case failure.ScopeURL:
+			for _, u := range ch.URLs {
+				if u.URL == k.URL {
+					return true
+				}
+			}
+			return false
+		case failure.ScopeModel:
+			for _, m := range ch.Models {
+				if m.Upstream == k.Model {
+					return true
+				}
+			}
+			return false
+		}
+		return true
+	})
 }

@@ -243,3 +243,22 @@ func TestReloadKeepsRuntimeState(t *testing.T) {
 		t.Fatal("reload lost the URL latency of an unchanged channel")
 	}
 }
+
+func TestCountTokensIsLocal(t *testing.T) {
+	g, m := startNative(t)
+	resp, body := post(t, g.URL+"/v1/messages/count_tokens",
+		`{"model":"claude-client","system":"You are a scientist","messages":[{"role":"user","content":"Hello, Claude"}]}`,
+		map[string]string{"x-api-key": testToken, "anthropic-version": "2023-06-01"})
+	if resp.StatusCode != 200 || !strings.Contains(body, `"input_tokens":14`) {
+		t.Fatalf("anthropic: %d %s", resp.StatusCode, body)
+	}
+	resp, body = post(t, g.URL+"/v1beta/models/gemini-client:countTokens",
+		`{"contents":[{"role":"user","parts":[{"text":"The quick brown fox jumps over the lazy dog."}]}]}`,
+		map[string]string{"x-goog-api-key": testToken})
+	if resp.StatusCode != 200 || !strings.Contains(body, `"totalTokens":`) {
+		t.Fatalf("gemini: %d %s", resp.StatusCode, body)
+	}
+	if n := len(m.Requests()); n != 0 {
+		t.Fatalf("count_tokens reached the upstream %d times", n)
+	}
+}

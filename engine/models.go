@@ -8,6 +8,7 @@ import (
 
 	"ccload/config"
 	"ccload/protocol"
+	"ccload/protocol/count"
 )
 
 // serveModels lists the models the token may use, in the caller's format:
@@ -84,21 +85,28 @@ func (e *Engine) serveModels(ctx *fasthttp.RequestCtx, ep endpoint, snap *config
 	ctx.SetBody(b)
 }
 
-// serveCountTokens answers count_tokens locally, without an upstream call.
-// For now it estimates from the body size (about four bytes per token for
-// English and code); a real tokenizer replaces this in the conversion work.
+// serveCountTokens answers count_tokens locally with a real tokenizer and
+// calibrated per-message overheads (protocol/count), without an upstream
+// call: clients call it often and it must be fast and free.
 func (e *Engine) serveCountTokens(ctx *fasthttp.RequestCtx, r *request) {
-	n := int64(len(r.body)/4) + 1
+	var n int
+	var err error
 	b := make([]byte, 0, 48)
 	if r.ep.family == protocol.Gemini {
+		n, err = count.Gemini(r.model, r.body)
 		b = append(b, `{"totalTokens":`...)
 	} else {
+		n, err = count.Anthropic(r.body)
 		b = append(b, `{"input_tokens":`...)
 	}
-	b = strconv.AppendInt(b, n, 10)
+	if err != nil {
+		e.reject(ctx, r, &clientError{Status: 400, Msg: err.Error()})
+		return
+	}
+	b = strconv.AppendInt(b, int64(n), 10)
 	b = append(b, '}')
 	ctx.SetContentType("application/json")
 	ctx.SetBody(b)
-	r.rec.status = 200
+	r.rec.fail(200, "", false)
 	e.finish(r)
 }

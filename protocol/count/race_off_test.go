@@ -1,0 +1,5 @@
+//go:build !race
+
+package count
+
+const raceEnabled = false
