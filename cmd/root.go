@@ -23,11 +23,20 @@ const (
 type IOStreams struct {
 	In       io.Reader
 	Out, Err io.Writer
+	// IsTTY is true when Out is a terminal: human output is then an aligned
+	// table, otherwise tab-separated lines (STYLE practice 17).
+	IsTTY bool
+	// Color allows ANSI colour on Out: a terminal, NO_COLOR unset and TERM
+	// not "dumb".
+	Color bool
 }
 
 // Factory carries what commands need, built lazily.
 type Factory struct {
 	IO IOStreams
+	// LookupEnv reads the environment (CCLOAD_SERVER, CCLOAD_PASS and the
+	// config's ${VAR}s); nil means os.LookupEnv.
+	LookupEnv func(string) (string, bool)
 }
 
 // exitError carries an exit code through cobra.
@@ -49,12 +58,15 @@ func NewRootCmd(f *Factory) *cobra.Command {
 	root.SetOut(f.IO.Out)
 	root.SetErr(f.IO.Err)
 	root.AddCommand(NewCmdServe(f, nil), NewCmdCheck(f, nil), NewCmdMockUpstream(f, nil), NewCmdDemo(f, nil))
+	root.AddCommand(NewCmdLogs(f, nil), NewCmdChannels(f, nil), NewCmdTokens(f, nil), NewCmdImport(f, nil))
 	return root
 }
 
 // Execute runs ccload with os.Args and returns the process exit code.
 func Execute() int {
-	f := &Factory{IO: IOStreams{In: os.Stdin, Out: os.Stdout, Err: os.Stderr}}
+	tty := isTerminal(os.Stdout)
+	f := &Factory{IO: IOStreams{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, IsTTY: tty,
+		Color: tty && os.Getenv("NO_COLOR") == "" && os.Getenv("TERM") != "dumb"}}
 	root := NewRootCmd(f)
 	err := root.Execute()
 	if err == nil {
@@ -70,4 +82,10 @@ func Execute() int {
 	fmt.Fprintln(f.IO.Err, "ccload:", err)
 	// cobra's own errors (unknown flag, missing argument) are usage errors.
 	return exitUsage
+}
+
+// isTerminal reports whether f is a character device (a terminal).
+func isTerminal(f *os.File) bool {
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }

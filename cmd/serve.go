@@ -14,10 +14,10 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/valyala/fasthttp"
 
+	"ccload/admin"
 	"ccload/config"
 	"ccload/engine"
 	"ccload/engine/cooldown"
-	"ccload/engine/failure"
 	"ccload/store"
 )
 
@@ -29,6 +29,9 @@ type ServeOptions struct {
 	Grace  time.Duration
 	// Ready, when set, is called with the bound address once serving.
 	Ready func(addr string)
+	// Clock, when set, replaces the wall clock of the engine, cooldowns and
+	// admin API (tests).
+	Clock engine.Clock
 }
 
 // NewCmdServe builds `ccload serve`.
@@ -79,16 +82,26 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 	}
 	defer st.Close()
 	logs := store.NewWriter(st, store.WriterOptions{})
-	cds := cooldown.New(nil, cooldownStore{st})
-	if saved, err := st.ListCooldowns(ctx, time.Now()); err == nil {
-		cds.Load(fromStoreCooldowns(saved))
-	} else {
+	cds := cooldown.New(opts.Clock, engine.StorePersister(st))
+	defer cds.Close()
+	if err := engine.LoadCooldowns(ctx, st, cds, time.Now()); err != nil {
 		log.Warn("could not load saved cooldowns", "err", err)
 	}
 
-	eng := engine.New(engine.Options{Config: src, Logs: logs, Cooldowns: cds, Logger: log})
+	metrics := admin.NewMetrics(src)
+	eng := engine.New(engine.Options{Config: src, Logs: metrics.Sink(logs), Cooldowns: cds, Costs: st, Logger: log, Clock: opts.Clock})
+	adm := admin.New(admin.Options{Config: src, Engine: eng, Store: st, Logs: logs, Metrics: metrics, Clock: opts.Clock, Logger: log})
+	if n, err := admin.RestorePauses(ctx, st, eng); err != nil {
+		log.Warn("could not load runtime pauses", "err", err)
+	} else if n > 0 {
+		log.Info("channels paused at runtime (admin API override)", "count", n)
+	}
 	srv := &fasthttp.Server{
-		Handler:            eng.Handler(nil),
+		Handler: eng.Handler(func(ctx *fasthttp.RequestCtx) {
+			if !adm.Handler(ctx) {
+				ctx.Error(`{"error":{"message":"not found"}}`, fasthttp.StatusNotFound)
+			}
+		}),
 		Name:               "ccload",
 		MaxRequestBodySize: int(snap.Server.MaxBodyBytes),
 		ErrorHandler:       eng.ErrorHandler,
@@ -104,6 +117,8 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 			log.Error("config watch stopped", "err", err)
 		}
 	}()
+	go eng.RunChecks(watchCtx) // scheduled `check:` probes
+	src.OnSwap(func(_, cur *config.Snapshot) { eng.Sweep(cur) })
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
@@ -138,6 +153,7 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 	case <-ctx.Done():
 	}
 	log.Info("shutting down: waiting for in-flight requests", "in_flight", eng.InFlight(), "grace", opts.Grace)
+	adm.Close() // event streams would hold the shutdown for the whole grace period
 	sctx, cancel := context.WithTimeout(context.Background(), opts.Grace)
 	defer cancel()
 	if err := srv.ShutdownWithContext(sctx); err != nil {
@@ -151,33 +167,4 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 	ws := logs.Stats()
 	log.Info("stopped", "logs_written", ws.Written, "logs_dropped", ws.Dropped)
 	return nil
-}
-
-// cooldownStore persists cooldowns so a restart or a second instance sees
-// them (design §6).
-type cooldownStore struct{ st store.Store }
-
-func (c cooldownStore) Save(e cooldown.Entry) error {
-	return c.st.UpsertCooldown(context.Background(), store.Cooldown{
-		CooldownKey: toStoreKey(e.Key), Until: e.Until, Strikes: e.Strikes, Kind: string(e.Kind), Reason: e.Reason,
-	})
-}
-
-func (c cooldownStore) Delete(k cooldown.Key) error {
-	return c.st.DeleteCooldown(context.Background(), toStoreKey(k))
-}
-
-func toStoreKey(k cooldown.Key) store.CooldownKey {
-	return store.CooldownKey{Scope: string(k.Scope), Channel: k.Channel, KeyFP: k.KeyFP, Model: k.Model, URL: k.URL}
-}
-
-func fromStoreCooldowns(cs []store.Cooldown) []cooldown.Entry {
-	out := make([]cooldown.Entry, 0, len(cs))
-	for _, c := range cs {
-		out = append(out, cooldown.Entry{
-			Key:   cooldown.Key{Scope: failure.Scope(c.Scope), Channel: c.Channel, KeyFP: c.KeyFP, Model: c.Model, URL: c.URL},
-			Until: c.Until, Strikes: c.Strikes, Kind: failure.Kind(c.Kind), Reason: c.Reason,
-		})
-	}
-	return out
 }

@@ -32,6 +32,11 @@ type Store interface {
 	InsertLogs(ctx context.Context, rows []LogRow) error
 	// QueryLogs returns the rows matching q, newest (highest ID) first.
 	QueryLogs(ctx context.Context, q LogQuery) ([]LogRow, error)
+	// EachLogPoint calls fn for every request log with since <= Time < until,
+	// oldest first, reading them with one query and without a row limit (for
+	// time series and rankings). An error from fn stops the scan and is
+	// returned as it is. fn must not call the Store.
+	EachLogPoint(ctx context.Context, since, until time.Time, fn func(LogPoint) error) error
 	// PruneLogs deletes request logs older than before, in batches so that a
 	// large prune does not hold a long write lock, and returns how many it
 	// deleted. usage_daily is kept: lifetime token costs are read from it.

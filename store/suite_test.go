@@ -34,6 +34,7 @@ func RunSuite(t *testing.T, open Opener) {
 		{"usage_daily_sums", testUsageDailySums},
 		{"query_filters", testQueryFilters},
 		{"query_pagination", testQueryPagination},
+		{"log_points", testLogPoints},
 		{"text_limits", testTextLimits},
 		{"cooldowns", testCooldowns},
 		{"overrides", testOverrides},

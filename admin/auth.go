@@ -1,0 +1,252 @@
+package admin
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"net"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/valyala/fasthttp"
+)
+
+// Admin authentication: POST /admin/login with the admin password sets a
+// session cookie; scripts and the CLI send the password as a Bearer token
+// instead. Wrong passwords, by either route, count against the client IP:
+// loginAttempts failures within loginWindow answer 429 until the window
+// ends, so the password cannot be guessed at speed.
+const (
+	cookieName    = "ccload_session"
+	loginAttempts = 5
+	loginWindow   = time.Minute
+	maxSessions   = 1024
+)
+
+// authorize accepts a valid session cookie or the admin password as a
+// Bearer token.
+func (s *Server) authorize(ctx *fasthttp.RequestCtx) error {
+	now := s.clock.Now()
+	if id := ctx.Request.Header.Cookie(cookieName); len(id) > 0 && s.sessions.valid(string(id), now) {
+		return nil
+	}
+	pw, ok := bearer(string(ctx.Request.Header.Peek("Authorization")))
+	if !ok {
+		ctx.Response.Header.Set("WWW-Authenticate", `Bearer realm="ccload admin"`)
+		return &httpError{Status: fasthttp.StatusUnauthorized,
+			Msg: "admin login required: POST /admin/login, or send Authorization: Bearer <admin_password>"}
+	}
+	return s.checkAttempt(ctx, pw, now)
+}
+
+// checkAttempt checks a password for the client, counting failures.
+func (s *Server) checkAttempt(ctx *fasthttp.RequestCtx, pw string, now time.Time) error {
+	ip := remoteIP(ctx)
+	if wait, blocked := s.limiter.blocked(ip, now); blocked {
+		secs := int(wait.Round(time.Second) / time.Second)
+		ctx.Response.Header.Set("Retry-After", strconv.Itoa(max(secs, 1)))
+		return &httpError{Status: fasthttp.StatusTooManyRequests,
+			Msg: "too many wrong admin passwords from this address; try again in " + strconv.Itoa(max(secs, 1)) + "s"}
+	}
+	if s.passwordOK(pw) {
+		s.limiter.reset(ip)
+		return nil
+	}
+	s.limiter.fail(ip, now)
+	ctx.Response.Header.Set("WWW-Authenticate", `Bearer realm="ccload admin"`)
+	return &httpError{Status: fasthttp.StatusUnauthorized, Msg: "wrong admin password"}
+}
+
+// passwordOK compares in constant time; hashing first also hides the length.
+// An empty admin_password accepts nothing.
+func (s *Server) passwordOK(pw string) bool {
+	want := s.cfg.Current().Server.AdminPassword.Reveal()
+	if want == "" || pw == "" {
+		return false
+	}
+	a, b := sha256.Sum256([]byte(pw)), sha256.Sum256([]byte(want))
+	return subtle.ConstantTimeCompare(a[:], b[:]) == 1
+}
+
+func bearer(h string) (string, bool) {
+	const prefix = "bearer "
+	if len(h) > len(prefix) && strings.EqualFold(h[:len(prefix)], prefix) {
+		return strings.TrimSpace(h[len(prefix):]), true
+	}
+	return "", false
+}
+
+func remoteIP(ctx *fasthttp.RequestCtx) string {
+	if ip := ctx.RemoteIP(); ip != nil && !ip.Equal(net.IPv4zero) {
+		return ip.String()
+	}
+	return "unknown"
+}
+
+// login is POST /admin/login {"password": "..."}.
+func (s *Server) login(ctx *fasthttp.RequestCtx) error {
+	var req LoginRequest
+	if err := readJSON(ctx, &req); err != nil {
+		return err
+	}
+	now := s.clock.Now()
+	if err := s.checkAttempt(ctx, req.Password, now); err != nil {
+		return err
+	}
+	id, exp, err := s.sessions.create(now)
+	if err != nil {
+		return errInternal("could not create a session", err)
+	}
+	var c fasthttp.Cookie
+	c.SetKey(cookieName)
+	c.SetValue(id)
+	c.SetPath("/")
+	c.SetHTTPOnly(true)
+	c.SetSameSite(fasthttp.CookieSameSiteStrictMode)
+	c.SetSecure(ctx.IsTLS())
+	c.SetExpire(exp)
+	c.SetMaxAge(int(exp.Sub(now) / time.Second))
+	ctx.Response.Header.SetCookie(&c)
+	return writeJSON(ctx, fasthttp.StatusOK, LoginResponse{OK: true, ExpiresAt: exp})
+}
+
+// logout is POST /admin/logout: it ends the caller's session, if any, and
+// clears the cookie. It needs no session, so it cannot fail.
+func (s *Server) logout(ctx *fasthttp.RequestCtx) error {
+	if id := ctx.Request.Header.Cookie(cookieName); len(id) > 0 {
+		s.sessions.remove(string(id))
+	}
+	var c fasthttp.Cookie
+	c.SetKey(cookieName)
+	c.SetValue("")
+	c.SetPath("/")
+	c.SetHTTPOnly(true)
+	c.SetSameSite(fasthttp.CookieSameSiteStrictMode)
+	c.SetExpire(fasthttp.CookieExpireDelete)
+	ctx.Response.Header.SetCookie(&c)
+	return writeJSON(ctx, fasthttp.StatusOK, map[string]bool{"ok": true})
+}
+
+// sessions holds the live session ids, keyed by their sha256 so that the
+// map lookup does not compare the secret itself.
+type sessions struct {
+	ttl time.Duration
+	mu  sync.Mutex
+	m   map[[32]byte]time.Time // -> expiry
+}
+
+func newSessions(ttl time.Duration) *sessions {
+	return &sessions{ttl: ttl, m: map[[32]byte]time.Time{}}
+}
+
+// create returns a new random session id and its expiry.
+func (ss *sessions) create(now time.Time) (string, time.Time, error) {
+	var b [32]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", time.Time{}, err
+	}
+	id := hex.EncodeToString(b[:])
+	exp := now.Add(ss.ttl)
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if len(ss.m) >= maxSessions {
+		ss.evict(now)
+	}
+	ss.m[sha256.Sum256([]byte(id))] = exp
+	return id, exp, nil
+}
+
+// evict drops expired sessions and, if that is not enough, the one that
+// expires first. Called with mu held.
+func (ss *sessions) evict(now time.Time) {
+	var oldest [32]byte
+	var oldestExp time.Time
+	for k, exp := range ss.m {
+		if !now.Before(exp) {
+			delete(ss.m, k)
+			continue
+		}
+		if oldestExp.IsZero() || exp.Before(oldestExp) {
+			oldest, oldestExp = k, exp
+		}
+	}
+	if len(ss.m) >= maxSessions {
+		delete(ss.m, oldest)
+	}
+}
+
+func (ss *sessions) valid(id string, now time.Time) bool {
+	k := sha256.Sum256([]byte(id))
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	exp, ok := ss.m[k]
+	if ok && !now.Before(exp) {
+		delete(ss.m, k)
+		return false
+	}
+	return ok
+}
+
+func (ss *sessions) remove(id string) {
+	ss.mu.Lock()
+	delete(ss.m, sha256.Sum256([]byte(id)))
+	ss.mu.Unlock()
+}
+
+// limiter counts failed password attempts per client IP in fixed windows.
+type limiter struct {
+	max    int
+	window time.Duration
+	mu     sync.Mutex
+	m      map[string]*attempts
+}
+
+type attempts struct {
+	start time.Time
+	n     int
+}
+
+func newLimiter(max int, window time.Duration) *limiter {
+	return &limiter{max: max, window: window, m: map[string]*attempts{}}
+}
+
+// blocked reports whether ip used up its attempts, and for how long.
+func (l *limiter) blocked(ip string, now time.Time) (time.Duration, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	a := l.m[ip]
+	if a == nil || now.Sub(a.start) >= l.window {
+		return 0, false
+	}
+	if a.n >= l.max {
+		return a.start.Add(l.window).Sub(now), true
+	}
+	return 0, false
+}
+
+func (l *limiter) fail(ip string, now time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	a := l.m[ip]
+	if a == nil || now.Sub(a.start) >= l.window {
+		if len(l.m) >= 4096 {
+			for k, old := range l.m {
+				if now.Sub(old.start) >= l.window {
+					delete(l.m, k)
+				}
+			}
+		}
+		a = &attempts{start: now}
+		l.m[ip] = a
+	}
+	a.n++
+}
+
+func (l *limiter) reset(ip string) {
+	l.mu.Lock()
+	delete(l.m, ip)
+	l.mu.Unlock()
+}

@@ -1,0 +1,98 @@
+package admin
+
+import (
+	"bufio"
+	"cmp"
+	"encoding/json"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"ccload/engine"
+)
+
+// Event is one step of a client request: "start", "first_byte",
+// "progress" or "end" (see engine.Event and API.md).
+type Event = engine.Event
+
+// eventBuffer is how many events one subscriber may fall behind before it
+// loses some (the bus counts them; they show as events_dropped).
+const eventBuffer = 256
+
+// active is GET /admin/active: the requests in flight, oldest first.
+func (s *Server) active(ctx *fasthttp.RequestCtx) error {
+	evs := s.eng.Active()
+	slices.SortFunc(evs, func(a, b Event) int { return cmp.Compare(a.ID, b.ID) })
+	if evs == nil {
+		evs = []Event{}
+	}
+	return writeJSON(ctx, fasthttp.StatusOK, ActiveResponse{Time: s.clock.Now(), Active: evs})
+}
+
+// events is GET /admin/events: a text/event-stream of request events,
+// "event: <type>" and "data: <Event JSON>", optionally limited to
+// ?types=start,end. Each client holds one bus subscription, taken when the
+// stream starts and released when the client goes away (noticed at the
+// latest at the next keep-alive), when Close is called, or when the server
+// shuts down. Nothing is built for the bus while nobody listens.
+func (s *Server) events(ctx *fasthttp.RequestCtx) error {
+	var want map[string]bool
+	if v := string(ctx.QueryArgs().Peek("types")); v != "" {
+		want = map[string]bool{}
+		for _, t := range strings.Split(v, ",") {
+			switch t = strings.TrimSpace(t); t {
+			case "start", "first_byte", "progress", "end":
+				want[t] = true
+			default:
+				return errBadRequest(`types: want a comma-separated list of start, first_byte, progress, end; got ` + quote(t))
+			}
+		}
+	}
+	ctx.SetContentType("text/event-stream")
+	ctx.Response.Header.Set("Cache-Control", "no-cache")
+	ctx.Response.Header.Set("X-Accel-Buffering", "no") // nginx: do not buffer
+	bus, keepAlive, done := s.eng.Events(), s.keepAlive, s.done
+	// The writer runs after this handler returns: it captures only the
+	// values above, never ctx (STYLE practice 15).
+	ctx.SetBodyStreamWriter(func(w *bufio.Writer) {
+		evs, cancel := bus.Subscribe(eventBuffer)
+		defer cancel()
+		// The first bytes tell the client the subscription is in place.
+		w.WriteString(": connected\n\n")
+		if w.Flush() != nil {
+			return
+		}
+		tick := time.NewTicker(keepAlive)
+		defer tick.Stop()
+		for {
+			select {
+			case ev, ok := <-evs:
+				if !ok {
+					return
+				}
+				if want != nil && !want[ev.Type] {
+					continue
+				}
+				b, err := json.Marshal(ev)
+				if err != nil {
+					continue
+				}
+				w.WriteString("event: ")
+				w.WriteString(ev.Type)
+				w.WriteString("\ndata: ")
+				w.Write(b)
+				w.WriteString("\n\n")
+			case <-tick.C:
+				w.WriteString(": keep-alive\n\n")
+			case <-done:
+				return
+			}
+			if w.Flush() != nil {
+				return
+			}
+		}
+	})
+	return nil
+}

@@ -1,0 +1,230 @@
+package admin_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"ccload/admin"
+	"ccload/config"
+	"ccload/engine"
+	"ccload/engine/cooldown"
+	"ccload/engine/mockupstream"
+	"ccload/store"
+)
+
+// Secrets of the test config. No admin response may contain any of them.
+const (
+	adminPass   = "admin-pass-secret-0042"
+	aliceToken  = "sk-ccload-alice-secret-token-0001"
+	bobToken    = "sk-ccload-bob-plain-token-0006"
+	keyMain1    = "sk-upstream-secret-key-0001"
+	keyMain2    = "sk-upstream-secret-key-0002"
+	keyBackup   = "sk-backup-secret-key-0004"
+	rewriteVal  = "rewrite-secret-value-0003"
+	proxyPass   = "proxy-pass-secret-0005"
+	urlKeyParam = "url-query-secret-0007"
+)
+
+var secrets = []string{adminPass, aliceToken, bobToken, keyMain1, keyMain2, keyBackup, rewriteVal, proxyPass, urlKeyParam}
+
+const testConfig = `version: 1
+server: {admin_password: "` + adminPass + `", max_body_bytes: 1MiB}
+storage: {driver: sqlite, dsn: "{{DB}}"}
+channels:
+  - name: main
+    priority: 10
+    weight: 2
+    urls: [{url: "{{MOCK}}", protocols: [anthropic]}]
+    keys: [` + keyMain1 + `, ` + keyMain2 + `]
+    key_strategy: sequential
+    models: [claude-x, {name: claude-y, upstream: claude-y-2026}]
+    rpm_limit: 100
+    rewrite:
+      headers: [{action: override, name: X-Relay-Auth, value: ` + rewriteVal + `}]
+      body: [{action: override, path: max_tokens, value: 64}]
+  - name: backup
+    priority: 1
+    urls: [{url: "{{MOCK}}/gemini?key=` + urlKeyParam + `", protocols: [gemini]}]
+    keys: [` + keyBackup + `]
+    models: [gemini-x]
+    proxy: "http://user:` + proxyPass + `@127.0.0.1:9"
+    enabled: false
+tokens:
+  - name: alice
+    token_sha256: "{{ALICE_SHA}}"
+  - name: bob
+    token: ` + bobToken + `
+    models: ["claude-*"]
+    cost_limit: 10
+    rpm_limit: 60
+    expires: 2030-01-01
+`
+
+// fakeClock is a settable clock shared by the engine, cooldowns and admin.
+type fakeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+var epoch = time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
+
+// env is a real gateway with its admin API on a loopback port.
+type env struct {
+	URL    string
+	Clock  *fakeClock
+	Src    *config.Source
+	Store  store.Store
+	Logs   *store.Writer
+	Engine *engine.Engine
+	Admin  *admin.Server
+	Mock   *mockupstream.Server
+}
+
+func sha(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:])
+}
+
+func start(t *testing.T) *env {
+	t.Helper()
+	m := mockupstream.New(mockupstream.Options{})
+	mockURL, err := m.Start("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+
+	dir := t.TempDir()
+	yaml := strings.NewReplacer("{{MOCK}}", mockURL, "{{DB}}", filepath.Join(dir, "ccload.db"),
+		"{{ALICE_SHA}}", sha(aliceToken)).Replace(testConfig)
+	file := filepath.Join(dir, "ccload.yaml")
+	if err := os.WriteFile(file, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	src, err := config.Open(file)
+	if err != nil {
+		t.Fatalf("config: %v", err)
+	}
+	snap := src.Current()
+	st, err := store.Open(context.Background(), snap.Storage.Driver, snap.Storage.DSN.Reveal())
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock := &fakeClock{t: epoch}
+	logs := store.NewWriter(st, store.WriterOptions{FlushEvery: 10 * time.Millisecond})
+	cds := cooldown.New(clock, engine.StorePersister(st))
+	metrics := admin.NewMetrics(src)
+	eng := engine.New(engine.Options{Config: src, Logs: metrics.Sink(logs), Cooldowns: cds, Clock: clock})
+	adm := admin.New(admin.Options{Config: src, Engine: eng, Store: st, Logs: logs, Metrics: metrics, Clock: clock,
+		KeepAlive: 50 * time.Millisecond})
+	srv := &fasthttp.Server{
+		Handler: eng.Handler(func(ctx *fasthttp.RequestCtx) {
+			if !adm.Handler(ctx) {
+				ctx.Error("not found", fasthttp.StatusNotFound)
+			}
+		}),
+		ErrorHandler: eng.ErrorHandler,
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(ln)
+	t.Cleanup(func() {
+		adm.Close()
+		srv.Shutdown()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		logs.Close(ctx)
+		cds.Close()
+		st.Close()
+	})
+	return &env{URL: "http://" + ln.Addr().String(), Clock: clock, Src: src, Store: st, Logs: logs,
+		Engine: eng, Admin: adm, Mock: m}
+}
+
+// call sends one HTTP request and returns the response and its body.
+func (e *env) call(t *testing.T, method, path string, header map[string]string, body string) (*http.Response, string) {
+	t.Helper()
+	req, err := http.NewRequest(method, e.URL+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp, string(b)
+}
+
+// proxy sends an Anthropic request as alice.
+func (e *env) proxy(t *testing.T, model string, stream bool, scenario string) (int, string) {
+	t.Helper()
+	body := `{"model":"` + model + `","max_tokens":8,"messages":[{"role":"user","content":"hi"}]`
+	if stream {
+		body += `,"stream":true`
+	}
+	h := map[string]string{"x-api-key": aliceToken, "anthropic-version": "2023-06-01", "content-type": "application/json"}
+	if scenario != "" {
+		h["x-mock-scenario"] = scenario
+	}
+	resp, b := e.call(t, "POST", "/v1/messages", h, body+"}")
+	return resp.StatusCode, b
+}
+
+// waitRows waits until the store holds n log rows.
+func (e *env) waitRows(t *testing.T, n int) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		rows, err := e.Store.QueryLogs(context.Background(), store.LogQuery{Limit: 1000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rows) >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d log rows, want %d", len(rows), n)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+var bearer = map[string]string{"Authorization": "Bearer " + adminPass}
+
+func writeFile(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}

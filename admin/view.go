@@ -1,0 +1,182 @@
+package admin
+
+import (
+	"encoding/json"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"ccload/config"
+	"ccload/engine"
+	"ccload/engine/cooldown"
+)
+
+// This file turns config and runtime values into the API's views. Every
+// secret goes through config.Fingerprint or maskURL here, so the handlers
+// never see one in a form that could be marshalled.
+
+// maskURL hides what a URL may carry as a credential: the userinfo password
+// and the query values (Gemini-style ?key=) become fingerprints. A URL that
+// does not parse is fingerprinted whole.
+func maskURL(raw string) string {
+	if raw == "" {
+		return ""
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return config.Fingerprint(raw)
+	}
+	if u.User != nil {
+		if pw, ok := u.User.Password(); ok {
+			u.User = url.UserPassword(u.User.Username(), config.Fingerprint(pw))
+		} else {
+			u.User = url.User(config.Fingerprint(u.User.Username()))
+		}
+	}
+	if u.RawQuery != "" {
+		q := u.Query()
+		for k, vs := range q {
+			for i, v := range vs {
+				vs[i] = config.Fingerprint(v)
+			}
+			q[k] = vs
+		}
+		u.RawQuery = q.Encode()
+	}
+	// The fingerprint's "…" would come out escaped; keep it readable.
+	return strings.ReplaceAll(u.String(), "%E2%80%A6", "…")
+}
+
+func channelConfig(ch *config.Channel) ChannelConfig {
+	c := ChannelConfig{
+		Name: ch.Name, Enabled: ch.Enabled, Priority: ch.Priority, Weight: ch.Weight,
+		KeyStrategy: ch.KeyStrategy, Proxy: maskURL(ch.Proxy),
+		URLs: []URLView{}, Keys: []string{}, Models: []ModelView{},
+		Limits: Limits{
+			RPMLimit: ch.RPMLimit, MaxConcurrency: ch.MaxConcurrency, DailyCostLimit: ch.DailyCostLimit,
+			CostMultiplier: ch.CostMultiplier,
+		},
+	}
+	if ch.ActiveHours != nil {
+		c.Limits.ActiveHours = ch.ActiveHours.String()
+	}
+	for _, u := range ch.URLs {
+		v := URLView{URL: maskURL(u.URL), Exact: u.Exact, Protocols: []string{}}
+		for _, p := range u.Protocols {
+			v.Protocols = append(v.Protocols, string(p))
+		}
+		c.URLs = append(c.URLs, v)
+	}
+	for _, k := range ch.Keys {
+		c.Keys = append(c.Keys, engine.KeyID(k))
+	}
+	for _, m := range ch.Models {
+		c.Models = append(c.Models, ModelView{Name: m.Name, Upstream: m.Upstream, Disabled: m.Disabled})
+	}
+	if len(ch.Rewrite.Headers)+len(ch.Rewrite.Body) > 0 {
+		rw := &RewriteView{Headers: []RuleView{}, Body: []RuleView{}}
+		for _, h := range ch.Rewrite.Headers {
+			r := RuleView{Action: h.Action, Name: h.Name}
+			if h.Value != "" {
+				r.Value, _ = json.Marshal(config.Fingerprint(h.Value))
+			}
+			rw.Headers = append(rw.Headers, r)
+		}
+		for _, b := range ch.Rewrite.Body {
+			rw.Body = append(rw.Body, RuleView{Action: b.Action, Path: b.Path, Value: slices.Clone(b.Value)})
+		}
+		c.Rewrite = rw
+	}
+	if ch.Check != nil {
+		c.Check = &CheckView{Model: ch.Check.Model, Every: ch.Check.Every.String()}
+	}
+	return c
+}
+
+func tokenConfig(t *config.Token) TokenConfig {
+	v := TokenConfig{
+		Name: t.Name, Fingerprint: config.Fingerprint(t.SHA256),
+		Models:    nonNil(t.Models),
+		Channels:  ChannelRule{Allow: nonNil(t.Channels.Allow), Deny: nonNil(t.Channels.Deny)},
+		CostLimit: t.CostLimit, MaxConcurrency: t.MaxConcurrency, RPMLimit: t.RPMLimit,
+	}
+	if !t.Expires.IsZero() {
+		e := t.Expires
+		v.Expires = &e
+	}
+	return v
+}
+
+func configView(snap *config.Snapshot) ConfigView {
+	cd := snap.Routing.Cooldown
+	to := snap.Routing.Timeouts
+	hs := snap.Routing.HealthScore
+	v := ConfigView{
+		Version: snap.Version,
+		Server: ServerView{
+			Listen: snap.Server.Listen, AdminPassword: snap.Server.AdminPassword.String(),
+			MaxBodyBytes: snap.Server.MaxBodyBytes.String(),
+		},
+		Storage: StorageView{
+			Driver: snap.Storage.Driver, DSN: snap.Storage.DSN.String(),
+			LogRetention: snap.Storage.LogRetention.String(),
+		},
+		Routing: RoutingView{
+			Cooldown: map[string]string{
+				"auth": cd.Auth.String(), "rate_limit": cd.RateLimit.String(), "server": cd.Server.String(),
+				"timeout": cd.Timeout.String(), "min": cd.Min.String(), "max": cd.Max.String(),
+				"fallback": boolString(cd.Fallback),
+			},
+			Timeouts: map[string]string{
+				"first_byte": to.FirstByte.String(), "non_stream": to.NonStream.String(), "stream": to.Stream.String(),
+			},
+			MaxAttempts: snap.Routing.MaxAttempts,
+			HealthScore: HealthScoreView{Enabled: hs.Enabled, Window: hs.Window.String(), MinSamples: hs.MinSamples, Penalty: hs.Penalty},
+		},
+		Channels: []ChannelConfig{},
+		Tokens:   []TokenConfig{},
+		Pricing:  map[string]PriceView{},
+	}
+	for _, ch := range snap.Channels {
+		v.Channels = append(v.Channels, channelConfig(ch))
+	}
+	for _, t := range snap.Tokens {
+		v.Tokens = append(v.Tokens, tokenConfig(t))
+	}
+	for m, p := range snap.Pricing {
+		v.Pricing[m] = PriceView{Input: p.Input, Output: p.Output, CacheRead: p.CacheRead, CacheWrite: p.CacheWrite}
+	}
+	return v
+}
+
+func cooldownView(e cooldown.Entry, now time.Time) Cooldown {
+	return Cooldown{
+		Scope: string(e.Key.Scope), Channel: e.Key.Channel, Key: e.Key.KeyFP, Model: e.Key.Model,
+		URL: maskURL(e.Key.URL), Until: e.Until, SecondsLeft: secondsLeft(e.Until, now),
+		Strikes: e.Strikes, Kind: string(e.Kind), Reason: e.Reason,
+	}
+}
+
+// secondsLeft rounds up, so a cooldown still running never shows 0.
+func secondsLeft(until, now time.Time) int64 {
+	d := until.Sub(now)
+	if d <= 0 {
+		return 0
+	}
+	return int64((d + time.Second - 1) / time.Second)
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+func boolString(b bool) string {
+	if b {
+		return "true"
+	}
+	return "false"
+}

@@ -1,0 +1,172 @@
+package cmd
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"gopkg.in/yaml.v3"
+
+	"ccload/admin"
+	"ccload/config"
+)
+
+// AdminFlags say where the running server is (design §3): the commands that
+// show live state talk to its admin API.
+type AdminFlags struct {
+	Config string // -c: read server.listen and server.admin_password
+	Server string // --server: the address, overriding the file and CCLOAD_SERVER
+}
+
+// defaultConfig is read, when it exists, if neither -c nor --server says
+// where the server is.
+const defaultConfig = "ccload.yaml"
+
+func addAdminFlags(c *cobra.Command, fl *AdminFlags) {
+	c.Flags().StringVarP(&fl.Config, "config", "c", "", "config file to take server.listen and server.admin_password from (default ./ccload.yaml if present)")
+	c.Flags().StringVar(&fl.Server, "server", "", "admin API address, e.g. http://127.0.0.1:8080 (default $CCLOAD_SERVER, then server.listen)")
+}
+
+// adminClient returns the lazy constructor the commands' options hold.
+func (f *Factory) adminClient(fl *AdminFlags) func() (*admin.Client, error) {
+	return func() (*admin.Client, error) { return newAdminClient(f.lookupEnv, fl) }
+}
+
+func (f *Factory) lookupEnv(k string) (string, bool) {
+	if f.LookupEnv != nil {
+		return f.LookupEnv(k)
+	}
+	return os.LookupEnv(k)
+}
+
+// newAdminClient finds the server and the password.
+//
+// Address: --server, then the listen address of an explicit -c file, then
+// CCLOAD_SERVER, then ./ccload.yaml's, then http://127.0.0.1:8080.
+// Password: an explicit -c file's admin_password, then CCLOAD_PASS, then
+// ./ccload.yaml's. Only the server: section of a file is read, so the
+// upstream keys it references need not be in this shell's environment.
+func newAdminClient(lookup func(string) (string, bool), fl *AdminFlags) (*admin.Client, error) {
+	env := func(k string) string { v, _ := lookup(k); return v }
+	file, explicit := fl.Config, fl.Config != ""
+	if !explicit && ((fl.Server == "" && env("CCLOAD_SERVER") == "") || env("CCLOAD_PASS") == "") {
+		if _, err := os.Stat(defaultConfig); err == nil {
+			file = defaultConfig
+		}
+	}
+	var srv config.Server
+	if file != "" {
+		s, err := readServerSection(file, lookup)
+		if err != nil {
+			if explicit {
+				return nil, &exitError{code: exitFail, err: err}
+			}
+		} else {
+			srv = s
+		}
+	}
+
+	addr := fl.Server
+	switch {
+	case addr != "":
+	case explicit && srv.Listen != "":
+		addr = listenURL(srv.Listen)
+	case env("CCLOAD_SERVER") != "":
+		addr = env("CCLOAD_SERVER")
+	case srv.Listen != "":
+		addr = listenURL(srv.Listen)
+	default:
+		addr = listenURL(config.DefaultServer.Listen)
+	}
+	if !strings.Contains(addr, "://") {
+		addr = "http://" + addr
+	}
+
+	pass := srv.AdminPassword.Reveal()
+	if !explicit || pass == "" {
+		if p := env("CCLOAD_PASS"); p != "" {
+			pass = p
+		}
+	}
+	if pass == "" {
+		return nil, &exitError{code: exitFail, err: errors.New(
+			"no admin password: set CCLOAD_PASS, or use -c FILE whose server.admin_password is set")}
+	}
+	return admin.NewClient(addr, pass, nil), nil
+}
+
+// listenURL turns a listen address into one to connect to: an unspecified
+// host (":8080", "0.0.0.0:8080", "[::]:8080") becomes loopback.
+func listenURL(listen string) string {
+	host, port, err := net.SplitHostPort(listen)
+	if err != nil {
+		return "http://" + listen
+	}
+	switch host {
+	case "", "0.0.0.0":
+		host = "127.0.0.1"
+	case "::":
+		host = "::1"
+	}
+	return "http://" + net.JoinHostPort(host, port)
+}
+
+// readServerSection validates only `version:` and `server:` of a config
+// file. The other top-level sections are blanked line for line before
+// parsing, so positions in errors stay those of the file.
+func readServerSection(file string, lookup func(string) (string, bool)) (config.Server, error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return config.Server{}, fmt.Errorf("config: %w", err)
+	}
+	snap, err := config.Parse(file, keepSections(data, "version", "server"), config.Env{Lookup: lookup, ReadFile: os.ReadFile})
+	if err != nil {
+		return config.Server{}, err
+	}
+	return snap.Server, nil
+}
+
+// keepSections returns data with the lines of every top-level key but keep
+// replaced by empty lines. A document that is not a block mapping is
+// returned as it is.
+func keepSections(data []byte, keep ...string) []byte {
+	var doc yaml.Node
+	if yaml.Unmarshal(data, &doc) != nil || len(doc.Content) == 0 {
+		return data
+	}
+	root := doc.Content[0]
+	if root.Kind != yaml.MappingNode || root.Style&yaml.FlowStyle != 0 {
+		return data
+	}
+	lines := bytes.SplitAfter(data, []byte("\n"))
+	drop := make([]bool, len(lines))
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		k := root.Content[i]
+		from, to := k.Line-1, len(lines)
+		if i+2 < len(root.Content) {
+			to = root.Content[i+2].Line - 1
+		}
+		wanted := false
+		for _, name := range keep {
+			wanted = wanted || k.Value == name
+		}
+		for l := from; l < to && l < len(lines); l++ {
+			drop[l] = !wanted
+		}
+	}
+	var out bytes.Buffer
+	for i, l := range lines {
+		if drop[i] {
+			if bytes.HasSuffix(l, []byte("\n")) {
+				out.WriteByte('\n')
+			}
+			continue
+		}
+		out.Write(l)
+	}
+	return out.Bytes()
+}

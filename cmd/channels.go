@@ -1,0 +1,151 @@
+package cmd
+
+import (
+	"context"
+	"encoding/json"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"ccload/admin"
+)
+
+// ChannelsOptions are the flags of `ccload channels`.
+type ChannelsOptions struct {
+	IO     IOStreams
+	Admin  AdminFlags
+	Client func() (*admin.Client, error)
+	JSON   bool
+}
+
+// NewCmdChannels builds `ccload channels`.
+func NewCmdChannels(f *Factory, runF func(*ChannelsOptions) error) *cobra.Command {
+	opts := &ChannelsOptions{IO: f.IO}
+	opts.Client = f.adminClient(&opts.Admin)
+	c := &cobra.Command{
+		Use:   "channels [--json]",
+		Short: "Show channels with live state: cooldowns, in-flight, RPM, today's usage",
+		Long: `Show every channel of the running server with its live state.
+
+STATE is ok, degraded (a key, model or URL cools), cooling (the whole
+channel cools), paused (runtime override from the admin API) or disabled
+(enabled: false in the file). REQ, ERR and COST are today's (UTC), from the
+usage aggregates. COOLDOWNS lists what cools and for how long.
+
+Without a terminal the output is one tab-separated line per channel:
+name, state, priority, weight, in_flight, rpm, requests_today,
+errors_today, cost_today_usd, cooldowns (scope:what:seconds_left, comma-separated).
+--json prints the /admin/channels answer (admin/API.md).`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			if runF != nil {
+				return runF(opts)
+			}
+			return channelsRun(c.Context(), opts)
+		},
+	}
+	addAdminFlags(c, &opts.Admin)
+	c.Flags().BoolVar(&opts.JSON, "json", false, "print JSON (stable, see admin/API.md)")
+	return c
+}
+
+func channelsRun(ctx context.Context, opts *ChannelsOptions) error {
+	cl, err := opts.Client()
+	if err != nil {
+		return err
+	}
+	resp, err := cl.Channels(ctx)
+	if err != nil {
+		return &exitError{code: exitFail, err: err}
+	}
+	if opts.JSON {
+		return writeJSONOut(opts.IO, resp)
+	}
+	t := newTable("NAME", "STATE", "PRI", "W", "INFL", "RPM", "REQ", "ERR", "COST", "COOLDOWNS")
+	for _, c := range resp.Channels {
+		t.add(plain(c.Name), cell{c.State, stateColor(c.State)},
+			plain(strconv.Itoa(c.Priority)), plain(strconv.Itoa(c.Weight)),
+			plain(strconv.FormatInt(c.InFlight, 10)), plain(strconv.Itoa(c.RPM)),
+			plain(fmtCount(c.Today.Requests)), errCell(c.Today.Errors, opts.IO.IsTTY),
+			costCell(c.Today.Cost, opts.IO.IsTTY), plain(cooldownList(c.Cooldowns, opts.IO.IsTTY)))
+	}
+	return t.print(opts.IO.Out, opts.IO.IsTTY, opts.IO.Color)
+}
+
+func stateColor(s string) string {
+	switch s {
+	case "ok":
+		return colorGreen
+	case "degraded", "paused":
+		return colorYellow
+	case "cooling", "expired":
+		return colorRed
+	}
+	return colorDim
+}
+
+func errCell(n int64, tty bool) cell {
+	if !tty {
+		return plain(strconv.FormatInt(n, 10))
+	}
+	c := plain(fmtCount(n))
+	if n > 0 {
+		c.color = colorRed
+	}
+	return c
+}
+
+func costCell(usd float64, tty bool) cell {
+	if !tty {
+		return plain(fmtUSD(usd))
+	}
+	return plain(fmtCost(usd))
+}
+
+// cooldownList shows what cools: one per line, "key sk-a…f3c9 4m12s", for
+// people; "key:sk-a…f3c9#1a2b3c4d:252, model:opus:30" for scripts.
+func cooldownList(cds []admin.Cooldown, tty bool) string {
+	if len(cds) == 0 {
+		if tty {
+			return "-"
+		}
+		return ""
+	}
+	parts := make([]string, 0, len(cds))
+	for _, cd := range cds {
+		what := cd.Key + cd.Model + cd.URL
+		if cd.Scope == "channel" {
+			what = cd.Channel
+		}
+		if tty {
+			what, _, _ = strings.Cut(what, "#") // the fingerprint says enough here
+			if cd.URL != "" {
+				what = urlHost(cd.URL)
+			}
+			if cd.Scope == "channel" {
+				what = "" // the row says which
+			}
+			parts = append(parts, strings.TrimSpace(cd.Scope+" "+what)+" "+fmtLeft(cd.SecondsLeft))
+		} else {
+			parts = append(parts, cd.Scope+":"+what+":"+strconv.FormatInt(cd.SecondsLeft, 10))
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+func urlHost(u string) string {
+	_, rest, ok := strings.Cut(u, "://")
+	if !ok {
+		return u
+	}
+	host, _, _ := strings.Cut(rest, "/")
+	return host
+}
+
+// writeJSONOut prints v indented, for --json.
+func writeJSONOut(io IOStreams, v any) error {
+	enc := json.NewEncoder(io.Out)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
