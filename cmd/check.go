@@ -3,27 +3,81 @@ package cmd
 import (
 	"errors"
 	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"ccload/config"
+	"ccload/engine"
+	"ccload/engine/failure"
 )
 
 // CheckOptions are the flags of `ccload check`.
 type CheckOptions struct {
-	IO      IOStreams
-	Config  string
-	Offline bool
+	// IO.IsTTY picks the output: an aligned table on a terminal,
+	// tab-separated lines otherwise. Tests set it.
+	IO       IOStreams
+	Config   string
+	Offline  bool
+	Channels []string // --channel: only these channels (disabled ones too)
+	Models   []string // --model: only these models (client or upstream name; disabled ones too)
+	Stream   bool     // --stream: probe streaming as well as non-streaming
+	Parallel int      // probes in flight at once
+	Timeout  time.Duration
+	// FailOn lists the scopes whose failures fail the run (exit 1). Empty
+	// means every failed probe does.
+	FailOn []string
+	JSON   bool
+	// LookupEnv reads the file's ${VAR}s; nil means os.LookupEnv.
+	LookupEnv func(string) (string, bool)
 }
+
+// Defaults of the probe flags.
+const (
+	defaultCheckParallel = 4
+	defaultCheckTimeout  = 20 * time.Second
+)
+
+// checkScopes are the values --fail-on accepts, in the order they are shown.
+var checkScopes = []failure.Scope{failure.ScopeKey, failure.ScopeModel, failure.ScopeURL, failure.ScopeChannel}
 
 // NewCmdCheck builds `ccload check`.
 func NewCmdCheck(f *Factory, runF func(*CheckOptions) error) *cobra.Command {
-	opts := &CheckOptions{IO: f.IO}
+	opts := &CheckOptions{IO: f.IO, LookupEnv: f.LookupEnv}
 	c := &cobra.Command{
-		Use:   "check -c FILE [--offline]",
-		Short: "Validate a config file (and, unless --offline, probe every channel)",
-		Long: `Validate the config file and print every problem as file:line:col: message.
-Exit status: 0 valid, 1 invalid, 2 usage error.`,
+		Use:   "check -c FILE [--offline] [--channel N]... [--model M]... [--stream] [--json]",
+		Short: "Validate a config file and probe every channel with a real request",
+		Long: `Validate the config file, printing every problem as file:line:col: message.
+Unless --offline, then send one minimal real request (tiny max tokens, one
+short user message) to every enabled channel x enabled model x URL x key,
+through the same connection settings as serve (proxy, rewrite rules, model
+renames), in the protocol the URL speaks. --stream probes streaming too.
+--channel and --model narrow the set (and may name disabled ones).
+
+Output on a terminal is a table (key fingerprints only) and a summary line
+"N ok, M failed (key: a, model: b, url: c, channel: d)". Without a terminal
+it is tab-separated with a header line: channel, model, upstream_model, url,
+key, protocol, stream, status, ttfb_ms, total_ms, result, kind, scope,
+message; the summary goes to stderr. --json prints one object:
+
+  {"file": "ccload.yaml", "valid": true, "offline": false,
+   "problems": [...],           (only when valid is false)
+   "probes": [{"channel", "model", "upstream_model", "url", "key",
+               "protocol", "stream", "ok", "status", "ttfb_ms",
+               "total_ms", "kind", "scope", "message"}, ...],
+   "summary": {"ok": N, "failed": M, "by_scope": {"key": a, "model": b,
+               "url": c, "channel": d, "none": e}, "fail_on": [...],
+               "exit_code": 0}}
+
+A failure's scope is what the classifier blames: key (401/403, quota),
+model (404 model, 5xx), url (refused, DNS, TLS, timeout) or channel;
+"none" when the upstream rejected the probe itself as a bad request.
+
+Exit status: 0 valid and every probe ok; 1 invalid file, or a failed probe
+whose scope is in --fail-on (default: any failed probe); 2 usage error.`,
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
 			if runF != nil {
@@ -32,26 +86,107 @@ Exit status: 0 valid, 1 invalid, 2 usage error.`,
 			return checkRun(opts)
 		},
 	}
-	c.Flags().StringVarP(&opts.Config, "config", "c", "ccload.yaml", "config file")
-	c.Flags().BoolVar(&opts.Offline, "offline", false, "validate only, send no request")
+	fl := c.Flags()
+	fl.StringVarP(&opts.Config, "config", "c", "ccload.yaml", "config file")
+	fl.BoolVar(&opts.Offline, "offline", false, "validate only, send no request")
+	fl.StringArrayVar(&opts.Channels, "channel", nil, "probe only this channel (repeatable)")
+	fl.StringArrayVar(&opts.Models, "model", nil, "probe only this model (repeatable)")
+	fl.BoolVar(&opts.Stream, "stream", false, "probe streaming too")
+	fl.IntVar(&opts.Parallel, "parallel", defaultCheckParallel, "probes in flight at once")
+	fl.DurationVar(&opts.Timeout, "timeout", defaultCheckTimeout, "time limit of one probe")
+	fl.StringSliceVar(&opts.FailOn, "fail-on", nil, "scopes whose failures fail the run: key,model,url,channel (default: any failure)")
+	fl.BoolVar(&opts.JSON, "json", false, "print JSON (stable; see --help)")
 	return c
 }
 
+// checkRun validates the file, then (unless Offline) probes it.
 func checkRun(opts *CheckOptions) error {
-	snap, err := config.Load(opts.Config)
+	failOn, err := checkFlags(opts)
 	if err != nil {
-		var probs config.Problems
-		if errors.As(err, &probs) {
-			fmt.Fprintln(opts.IO.Err, probs.Error())
-			fmt.Fprintf(opts.IO.Err, "%s: %d problem(s)\n", opts.Config, len(probs))
-			return &exitError{code: exitFail, err: errors.New("")}
-		}
+		return &exitError{code: exitUsage, err: err}
+	}
+	snap, probs, err := loadForCheck(opts)
+	if err != nil {
 		return &exitError{code: exitFail, err: err}
 	}
-	if !opts.Offline {
-		// Live probes of every channel are not built yet; say so rather
-		// than pretend the channels were checked.
-		fmt.Fprintln(opts.IO.Err, "note: live channel probes are not implemented yet; only the file was validated (same as --offline)")
+	if probs != nil {
+		fmt.Fprintln(opts.IO.Err, probs.Error())
+		fmt.Fprintf(opts.IO.Err, "%s: %d problem(s)\n", opts.Config, len(probs))
+		if opts.JSON {
+			rep := checkReport{File: opts.Config, Problems: probs, Probes: []engine.ProbeResult{}}
+			rep.Summary = summarize(nil, failOn)
+			rep.Summary.ExitCode = exitFail
+			if err := writeJSONOut(opts.IO, rep); err != nil {
+				return &exitError{code: exitFail, err: err}
+			}
+		}
+		return &exitError{code: exitFail, err: errors.New("")}
+	}
+	plan, err := planProbes(snap, opts)
+	if err != nil {
+		return &exitError{code: exitUsage, err: err}
+	}
+	if opts.Offline {
+		return reportOffline(opts, snap, failOn)
+	}
+	if len(plan) == 0 {
+		fmt.Fprintf(opts.IO.Err, "%s: valid; no enabled channel with an enabled model, URL and key to probe\n", opts.Config)
+	} else if opts.IO.IsTTY && !opts.JSON {
+		fmt.Fprintf(opts.IO.Err, "probing %d combination(s) of channel, model, URL and key (parallel %d, timeout %s)...\n",
+			len(plan), opts.Parallel, opts.Timeout)
+	}
+	results := runProbes(snap, plan, opts.Parallel, opts.Timeout)
+	return report(opts, plan, results, failOn)
+}
+
+// checkFlags checks the flag values cobra cannot, and returns --fail-on as
+// a set (nil: every failure counts).
+func checkFlags(opts *CheckOptions) (map[failure.Scope]bool, error) {
+	// --offline sends nothing, so it ignores the probe settings.
+	if !opts.Offline && opts.Parallel < 1 {
+		return nil, fmt.Errorf("--parallel must be at least 1, got %d", opts.Parallel)
+	}
+	if !opts.Offline && opts.Timeout <= 0 {
+		return nil, fmt.Errorf("--timeout must be greater than 0, got %s", opts.Timeout)
+	}
+	if len(opts.FailOn) == 0 {
+		return nil, nil
+	}
+	set := map[failure.Scope]bool{}
+	for _, v := range opts.FailOn {
+		s := failure.Scope(strings.ToLower(strings.TrimSpace(v)))
+		if !slices.Contains(checkScopes, s) {
+			return nil, fmt.Errorf("--fail-on: unknown scope %q (want some of key,model,url,channel)", v)
+		}
+		set[s] = true
+	}
+	return set, nil
+}
+
+// loadForCheck reads and validates the file. An invalid file is returned
+// as its problems; an unreadable one as err.
+func loadForCheck(opts *CheckOptions) (*config.Snapshot, config.Problems, error) {
+	data, err := os.ReadFile(opts.Config)
+	if err != nil {
+		return nil, nil, fmt.Errorf("config: %w", err)
+	}
+	env := config.OSEnv()
+	if opts.LookupEnv != nil {
+		env.Lookup = opts.LookupEnv
+	}
+	snap, err := config.Parse(opts.Config, data, env)
+	var probs config.Problems
+	if errors.As(err, &probs) {
+		return nil, probs, nil
+	}
+	return snap, nil, err
+}
+
+// reportOffline prints the result of a validation without probes.
+func reportOffline(opts *CheckOptions, snap *config.Snapshot, failOn map[failure.Scope]bool) error {
+	if opts.JSON {
+		rep := checkReport{File: opts.Config, Valid: true, Offline: true, Probes: []engine.ProbeResult{}, Summary: summarize(nil, failOn)}
+		return writeJSONOut(opts.IO, rep)
 	}
 	models := 0
 	for _, ch := range snap.Channels {

@@ -27,6 +27,8 @@ type ServeOptions struct {
 	Config string
 	Listen string
 	Grace  time.Duration
+	// NoWatch turns off watching the file; SIGHUP still reloads it.
+	NoWatch bool
 	// Ready, when set, is called with the bound address once serving.
 	Ready func(addr string)
 	// Clock, when set, replaces the wall clock of the engine, cooldowns and
@@ -57,6 +59,7 @@ shows in /health. SIGINT/SIGTERM stop accepting, let in-flight streams finish
 	c.Flags().StringVarP(&opts.Config, "config", "c", "ccload.yaml", "config file")
 	c.Flags().StringVar(&opts.Listen, "listen", "", "listen address (overrides server.listen)")
 	c.Flags().DurationVar(&opts.Grace, "grace", 30*time.Second, "how long in-flight requests may take to finish on shutdown")
+	c.Flags().BoolVar(&opts.NoWatch, "no-watch", false, "do not watch the config file; reload only on SIGHUP (or POST /admin/config/reload)")
 	return c
 }
 
@@ -112,11 +115,13 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 
 	watchCtx, stopWatch := context.WithCancel(context.Background())
 	defer stopWatch()
-	go func() {
-		if err := src.Watch(watchCtx); err != nil && !errors.Is(err, context.Canceled) {
-			log.Error("config watch stopped", "err", err)
-		}
-	}()
+	if !opts.NoWatch {
+		go func() {
+			if err := src.Watch(watchCtx); err != nil && !errors.Is(err, context.Canceled) {
+				log.Error("config watch stopped", "err", err)
+			}
+		}()
+	}
 	go eng.RunChecks(watchCtx) // scheduled `check:` probes
 	src.OnSwap(func(_, cur *config.Snapshot) { eng.Sweep(cur) })
 	hup := make(chan os.Signal, 1)

@@ -126,6 +126,11 @@ func (e *Engine) RunProbe(ctx context.Context, snap *config.Snapshot, p Probe) P
 	rd := protocol.NewReader(resp.Body, 0)
 	for {
 		ev, err := rd.Next()
+		if err != nil && ctx.Err() != nil {
+			// The probe's deadline (or its caller) ended the stream: a
+			// timeout, not an upstream that closed early.
+			return done(failure.Classify(failure.Input{Err: err, Timeout: ctx.Err() == context.DeadlineExceeded, Now: e.clock.Now()}), resp.StatusCode)
+		}
 		if err != nil {
 			return done(failure.Outcome{Kind: failure.KindServer, Scope: failure.ScopeModel, Message: "stream ended before any content"}, resp.StatusCode)
 		}
