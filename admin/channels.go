@@ -78,6 +78,11 @@ func (s *Server) channelList(ctx context.Context) ([]Channel, error) {
 				c.Cooldowns = append(c.Cooldowns, cooldownView(e, now))
 			}
 		}
+		if lc := live.LastCheck; lc != nil {
+			masked := *lc
+			masked.URL = maskURL(masked.URL)
+			c.LastCheck = &masked
+		}
 		c.State = channelState(c)
 		out = append(out, c)
 	}

@@ -3,6 +3,8 @@ package admin
 import (
 	"encoding/json"
 	"time"
+
+	"ccload/engine"
 )
 
 // The types below are the admin API's JSON bodies, shared by the server and
@@ -232,6 +234,10 @@ type Channel struct {
 	RPM       int        `json:"rpm"`
 	Cooldowns []Cooldown `json:"cooldowns"`
 	Today     Usage      `json:"today"`
+	// LastCheck is the latest scheduled check (`check:` in the file), null
+	// when the channel has none or it has not run yet. key is a fingerprint,
+	// url is masked.
+	LastCheck *engine.ProbeResult `json:"last_check"`
 }
 
 // Cooldown is one cooling component.

@@ -18,6 +18,7 @@ type ChannelState struct {
 	RPM       int              `json:"rpm"`
 	URLs      []URLState       `json:"urls"`
 	Cooldowns []cooldown.Entry `json:"cooldowns"`
+	LastCheck *ProbeResult     `json:"last_check,omitempty"` // latest scheduled check
 }
 
 // URLState is one channel URL's observed latency.
@@ -49,6 +50,9 @@ func (e *Engine) ChannelStates() []ChannelState {
 				ms = 0
 			}
 			st.URLs = append(st.URLs, URLState{URL: u.URL, EWMAms: ms, Visited: visited})
+		}
+		if res, ok := e.LastCheck(ch.Name); ok {
+			st.LastCheck = &res
 		}
 		sort.Slice(st.Cooldowns, func(i, j int) bool { return st.Cooldowns[i].Until.Before(st.Cooldowns[j].Until) })
 		out = append(out, st)

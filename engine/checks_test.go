@@ -103,6 +103,11 @@ func TestScheduledCheckCoolsAndClears(t *testing.T) {
 			if r, found := g.Engine.LastCheck("a"); !found || !r.OK {
 				t.Errorf("LastCheck(a) after recovery = %+v, %v", r, found)
 			}
+			for _, st := range g.Engine.ChannelStates() {
+				if st.Name == "a" && (st.LastCheck == nil || !st.LastCheck.OK) {
+					t.Errorf("ChannelStates: channel a's last check = %+v", st.LastCheck)
+				}
+			}
 		})
 	}
 }

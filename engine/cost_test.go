@@ -75,3 +75,43 @@ func TestCostIsLoggedAggregatedAndLimited(t *testing.T) {
 		t.Fatalf("rejected rows %+v", rejected)
 	}
 }
+
+// TestChannelDailyCostLimit: once channel a spent its daily_cost_limit,
+// requests go to channel b, with no cooldown.
+func TestChannelDailyCostLimit(t *testing.T) {
+	m, mockURL := startMock(t, mockOptions())
+	cfg := strings.ReplaceAll(`version: 1
+server: {admin_password: test}
+storage: {driver: sqlite, dsn: "{{DB}}"}
+pricing:
+  m1: {input: 1000, output: 2000}
+channels:
+  - name: a
+    priority: 10
+    urls: [{url: "{{MOCK}}", protocols: [anthropic]}]
+    keys: [key-a1-000000]
+    models: [m1]
+    daily_cost_limit: 0.01
+  - name: b
+    urls: [{url: "{{MOCK}}", protocols: [anthropic]}]
+    keys: [key-b1-000000]
+    models: [m1]
+tokens:
+  - name: tester
+    token_sha256: "{{TOKEN_SHA}}"
+`, "{{MOCK}}", mockURL)
+	g := startGateway(t, cfg)
+	var via []string
+	for range 2 {
+		if st, body := sendModel(t, g, "m1"); st != 200 {
+			t.Fatalf("%d %s", st, body)
+		}
+		via = append(via, lastKey(m))
+	}
+	if via[0] != "key-a1-000000" || via[1] != "key-b1-000000" {
+		t.Fatalf("served via %v: channel a should stop after spending its daily limit", via)
+	}
+	if n := len(g.Engine.Cooldowns().List()); n != 0 {
+		t.Fatalf("a cost limit caused %d cooldowns", n)
+	}
+}

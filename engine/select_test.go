@@ -3,6 +3,7 @@ package engine
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"ccload/config"
 )
@@ -69,4 +70,36 @@ func names(rs []config.Route) []string {
 		out[i] = r.Channel.Name
 	}
 	return out
+}
+
+func TestEffectivePriorityFormula(t *testing.T) {
+	e := New(Options{})
+	now := time.Unix(1_800_000_000, 0)
+	hs := config.HealthScore{Enabled: true, Window: config.Duration(30 * time.Minute), MinSamples: 20, Penalty: 100}
+	ch := &config.Channel{Name: "c", Priority: 10}
+	if p := e.effectivePriority(ch, hs, now); p != 10 {
+		t.Fatalf("no samples: %v", p)
+	}
+	// README example: 2 failures of 4 samples -> 10 - 0.5*100*(4/20) = 0.
+	for i := range 4 {
+		e.health.get("c").add(now, i%2 == 0)
+	}
+	if p := e.effectivePriority(ch, hs, now); p != 0 {
+		t.Fatalf("2 of 4 failed: %v, want 0", p)
+	}
+	// 20 of 40 failed: full confidence -> 10 - 50 = -40.
+	for i := range 36 {
+		e.health.get("c").add(now, i%2 == 0)
+	}
+	if p := e.effectivePriority(ch, hs, now); p != -40 {
+		t.Fatalf("20 of 40 failed: %v, want -40", p)
+	}
+	// Samples older than the window no longer count.
+	if p := e.effectivePriority(ch, hs, now.Add(31*time.Minute)); p != 10 {
+		t.Fatalf("after the window: %v, want 10", p)
+	}
+	hs.Enabled = false
+	if p := e.effectivePriority(ch, hs, now); p != 10 {
+		t.Fatalf("disabled: %v", p)
+	}
 }
