@@ -188,6 +188,7 @@ var (
 	descUnauthorized = prometheus.NewDesc("ccload_unauthorized_requests_total", "Proxy requests refused for a missing or invalid client token (not logged row by row).", nil, nil)
 	descCooldowns    = prometheus.NewDesc("ccload_cooldowns_active", "Components cooling now, by scope.", []string{"scope"}, nil)
 	descPaused       = prometheus.NewDesc("ccload_channel_paused", "1 when the channel is paused at runtime (admin API override).", []string{"channel"}, nil)
+	descCheckOK      = prometheus.NewDesc("ccload_channel_check_ok", "1 when the channel's latest scheduled check (check: in the config) passed, 0 when it failed; absent before the first check.", []string{"channel"}, nil)
 	descReloadOK     = prometheus.NewDesc("ccload_config_last_reload_successful", "1 when the last config (re)load succeeded; 0 while an old config serves after a failed reload.", nil, nil)
 	descReloadTime   = prometheus.NewDesc("ccload_config_last_reload_success_timestamp_seconds", "When the serving config was loaded (unix seconds).", nil, nil)
 	descReloads      = prometheus.NewDesc("ccload_config_reloads_total", "Config reloads since start by result (success swapped a new config in; failure kept the old one).", []string{"result"}, nil)
@@ -199,7 +200,7 @@ var (
 )
 
 func (g gauges) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descInFlight, descUnauthorized, descCooldowns, descPaused, descReloadOK,
+	for _, d := range []*prometheus.Desc{descInFlight, descUnauthorized, descCooldowns, descPaused, descCheckOK, descReloadOK,
 		descReloadTime, descReloads, descQueue, descWritten, descDropped, descWriteErrors, descEvDropped} {
 		ch <- d
 	}
@@ -233,6 +234,13 @@ func (g gauges) Collect(ch chan<- prometheus.Metric) {
 			v = 1
 		}
 		gauge(descPaused, v, c.Name)
+		if c.LastCheck != nil {
+			ok := 0.0
+			if c.LastCheck.OK {
+				ok = 1
+			}
+			gauge(descCheckOK, ok, c.Name)
+		}
 	}
 
 	st := s.cfg.Status()

@@ -68,7 +68,7 @@ func channelsRun(ctx context.Context, opts *ChannelsOptions) error {
 			plain(strconv.Itoa(c.Priority)), plain(strconv.Itoa(c.Weight)),
 			plain(strconv.FormatInt(c.InFlight, 10)), plain(strconv.Itoa(c.RPM)),
 			plain(fmtCount(c.Today.Requests)), errCell(c.Today.Errors, opts.IO.IsTTY),
-			costCell(c.Today.Cost, opts.IO.IsTTY), plain(cooldownList(c.Cooldowns, opts.IO.IsTTY)))
+			costCell(c.Today.Cost, opts.IO.IsTTY), plain(liveList(c, opts.IO.IsTTY)))
 	}
 	return t.print(opts.IO.Out, opts.IO.IsTTY, opts.IO.Color)
 }
@@ -101,6 +101,35 @@ func costCell(usd float64, tty bool) cell {
 		return plain(fmtUSD(usd))
 	}
 	return plain(fmtCost(usd))
+}
+
+// liveList is the COOLDOWNS cell: what cools, then the latest scheduled
+// check when the channel has one ("check ok 120ms" / "check FAIL url/timeout").
+func liveList(c admin.Channel, tty bool) string {
+	out := cooldownList(c.Cooldowns, tty)
+	lc := c.LastCheck
+	if lc == nil {
+		return out
+	}
+	var check string
+	switch {
+	case tty && lc.OK:
+		check = "check ok " + fmtMs(lc.TotalMs)
+	case tty:
+		check = "check FAIL " + string(lc.Scope) + "/" + string(lc.Kind)
+	case lc.OK:
+		check = "check:ok"
+	default:
+		check = "check:fail:" + string(lc.Scope) + "/" + string(lc.Kind)
+	}
+	switch {
+	case out == "" || out == "-":
+		return check
+	case tty:
+		return out + "\n" + check
+	default:
+		return out + ", " + check
+	}
 }
 
 // cooldownList shows what cools: one per line, "key sk-a…f3c9 4m12s", for
