@@ -26,6 +26,7 @@ type Event struct {
 	Attempts         int       `json:"attempts,omitempty"`
 	InputTokens      int64     `json:"input_tokens,omitempty"`
 	OutputTokens     int64     `json:"output_tokens,omitempty"`
+	Cost             float64   `json:"cost,omitempty"` // USD, on "end" events
 	Status           int       `json:"status,omitempty"`
 	FailureScope     string    `json:"failure_scope,omitempty"`
 	Error            string    `json:"error,omitempty"`

@@ -114,8 +114,10 @@ func (e *Engine) finish(r *request) {
 	e.active.mu.Lock()
 	delete(e.active.reqs, r.id)
 	e.active.mu.Unlock()
-	if e.bus.Active() {
-		e.bus.publish(r.event("end", e.clock.Now()))
+	end := e.bus.Active()
+	var endEv Event
+	if end {
+		endEv = r.event("end", e.clock.Now())
 	}
 	rec := &r.rec
 	rec.mu.Lock()
@@ -151,6 +153,10 @@ func (e *Engine) finish(r *request) {
 		row.FailureKind, row.FailureScope = string(last.Kind), string(last.Scope)
 	}
 	row.Cost = e.cost(r.snap, row.Channel, row.UpstreamModel, rec.usage)
+	if end {
+		endEv.Cost = row.Cost
+		e.bus.publish(endEv)
+	}
 	e.ledger.settle(rec.token, r.costReserved, row.Channel, row.Time.UTC().Format(time.DateOnly), row.Cost)
 	if len(rec.attempts) > 0 {
 		if b, err := json.Marshal(rec.attempts); err == nil {
