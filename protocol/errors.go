@@ -14,20 +14,20 @@ func ErrorBody(f Family, status int, msg string) []byte {
 		b = append(b, `{"type":"error","error":{"type":`...)
 		b = strconv.AppendQuote(b, anthropicErrorType(status))
 		b = append(b, `,"message":`...)
-		b = appendJSONString(b, msg)
+		b = AppendJSONString(b, msg)
 		b = append(b, `}}`...)
 	case Gemini:
 		b = append(b, `{"error":{"code":`...)
 		b = strconv.AppendInt(b, int64(status), 10)
 		b = append(b, `,"message":`...)
-		b = appendJSONString(b, msg)
+		b = AppendJSONString(b, msg)
 		b = append(b, `,"status":`...)
 		b = strconv.AppendQuote(b, geminiStatus(status))
 		b = append(b, `}}`...)
 	default: // OpenAI Chat and Responses share the error object
 		typ, code := openAIErrorType(status)
 		b = append(b, `{"error":{"message":`...)
-		b = appendJSONString(b, msg)
+		b = AppendJSONString(b, msg)
 		b = append(b, `,"type":`...)
 		b = strconv.AppendQuote(b, typ)
 		b = append(b, `,"param":null,"code":`...)
@@ -55,7 +55,7 @@ func ErrorEvent(f Family, status int, msg string) []byte {
 		d := []byte(`{"type":"error","code":`)
 		d = strconv.AppendQuote(d, code)
 		d = append(d, `,"message":`...)
-		d = appendJSONString(d, msg)
+		d = AppendJSONString(d, msg)
 		d = append(d, `,"param":null}`...)
 		return AppendEvent(nil, "error", d)
 	default:
@@ -128,29 +128,4 @@ func geminiStatus(status int) string {
 		return "INTERNAL"
 	}
 	return http.StatusText(status)
-}
-
-// appendJSONString appends s as a JSON string literal. strconv.Quote is not
-// JSON (it emits \x escapes), so escape by hand.
-func appendJSONString(b []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c == '"' || c == '\\':
-			b = append(b, '\\', c)
-		case c == '\n':
-			b = append(b, '\\', 'n')
-		case c == '\r':
-			b = append(b, '\\', 'r')
-		case c == '\t':
-			b = append(b, '\\', 't')
-		case c < 0x20:
-			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-		default:
-			b = append(b, c)
-		}
-	}
-	return append(b, '"')
 }

@@ -3,9 +3,10 @@ package convert
 import (
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
+
+	"ccload/protocol"
 )
 
 // reqJSON is an append-based JSON writer. It only inserts the commas: callers
@@ -86,50 +87,8 @@ func (w *reqJSON) rawObject(v string) {
 	w.raw(v)
 }
 
-const reqHex = "0123456789abcdef"
-
-// rqAppendString appends s as a JSON string. Invalid UTF-8 becomes U+FFFD,
-// as encoding/json does.
-func rqAppendString(b []byte, s string) []byte {
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', reqHex[c>>4], reqHex[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
-}
+// rqAppendString appends s as a JSON string (protocol.AppendJSONString).
+func rqAppendString(b []byte, s string) []byte { return protocol.AppendJSONString(b, s) }
 
 // reqValidObject reports whether body is one valid JSON object.
 func reqValidObject(body []byte) bool {

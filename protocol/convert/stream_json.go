@@ -4,61 +4,19 @@ import (
 	"bytes"
 	"encoding/json"
 	"strconv"
-	"unicode/utf8"
 	"unsafe"
 
 	"github.com/tidwall/gjson"
+
+	"ccload/protocol"
 )
 
 // JSON writing helpers of the response side. Everything is appended to a
 // caller-owned buffer so a converted event costs no allocation once the
 // buffers have grown.
 
-const wjHex = "0123456789abcdef"
-
-// wjStr appends s as a JSON string literal. Control characters are escaped,
-// invalid UTF-8 becomes U+FFFD (as encoding/json does) and <, >, & stay
-// literal, as the upstream APIs send them. Use bstr to pass a []byte.
-func wjStr(dst []byte, s string) []byte {
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			dst = append(dst, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				dst = append(dst, '\\', c)
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', wjHex[c>>4], wjHex[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
-			i++
-			start = i
-			continue
-		}
-		i += size
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
-}
+// wjStr appends s as a JSON string literal (protocol.AppendJSONString).
+func wjStr(dst []byte, s string) []byte { return protocol.AppendJSONString(dst, s) }
 
 // wjInt appends n in decimal.
 func wjInt(dst []byte, n int64) []byte { return strconv.AppendInt(dst, n, 10) }
