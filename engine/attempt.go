@@ -53,42 +53,17 @@ func (e *Engine) attemptLoop(ctx *fasthttp.RequestCtx, r *request, routes []conf
 		e.reject(ctx, r, p.unavailable(r.model, now))
 		return
 	}
-	maxAttempts := max(r.snap.Routing.MaxAttempts, 1)
 	var last *attemptResult
 	for _, c := range p.usable {
-		ch := c.route.Channel
-		slot := e.channelLoad.get(ch.Name)
-		if reason := slot.admit(e.clock.Now(), ch.RPMLimit, ch.MaxConcurrency); reason != "" {
-			p.note(ch.Name + " is at its " + reason)
-			continue
+		if e.tryRoute(ctx, r, c, &p, &last) {
+			return
 		}
-		r.chSlot = slot // held until the response body closes (finish)
-		keys, urls := e.keyOrder(ch, c.anyway), e.urlOrder(ch, c.anyway)
-	channel:
-		for ki, ui := 0, 0; ki < len(keys) && ui < len(urls); {
-			if r.attempts >= maxAttempts {
-				break
-			}
-			res := e.attempt(ctx, r, c.route, keys[ki], urls[ui])
-			if res.done {
-				return
-			}
-			last = &res
-			e.health.get(ch.Name).add(e.clock.Now(), true)
-			e.strike(r, c.route, keys[ki], urls[ui], res.outcome)
-			switch res.outcome.Scope {
-			case failure.ScopeKey:
-				ki++
-			case failure.ScopeURL:
-				ui++
-			default:
-				break channel
-			}
-		}
-		slot.release()
-		r.chSlot = nil
-		if r.attempts >= maxAttempts {
-			break
+	}
+	// Every usable channel was over a limit: rather than fail, use the
+	// cooling route that recovers soonest, as when everything is cooling.
+	if last == nil && p.fallback != nil && !p.fallbackUsed && r.snap.Routing.Cooldown.Fallback {
+		if e.tryRoute(ctx, r, *p.fallback, &p, &last) {
+			return
 		}
 	}
 	if last == nil {
@@ -96,6 +71,43 @@ func (e *Engine) attemptLoop(ctx *fasthttp.RequestCtx, r *request, routes []conf
 		return
 	}
 	e.giveUp(ctx, r, last)
+}
+
+// tryRoute runs the attempts of one channel: its keys and URLs in order
+// until one answers, the failure names a wider scope, or max_attempts is
+// spent. It reports whether the client has its answer.
+func (e *Engine) tryRoute(ctx *fasthttp.RequestCtx, r *request, c candidate, p *routePlan, last **attemptResult) bool {
+	maxAttempts := max(r.snap.Routing.MaxAttempts, 1)
+	if r.attempts >= maxAttempts {
+		return false
+	}
+	ch := c.route.Channel
+	slot := e.channelLoad.get(ch.Name)
+	if reason := slot.admit(e.clock.Now(), ch.RPMLimit, ch.MaxConcurrency); reason != "" {
+		p.note(ch.Name + " is at its " + reason)
+		return false
+	}
+	r.chSlot = slot // held until the response body closes (finish)
+	keys, urls := e.keyOrder(ch, c.anyway), e.urlOrder(ch, c.anyway)
+	for ki, ui := 0, 0; ki < len(keys) && ui < len(urls) && r.attempts < maxAttempts; {
+		res := e.attempt(ctx, r, c.route, keys[ki], urls[ui])
+		if res.done {
+			return true
+		}
+		*last = &res
+		e.health.get(ch.Name).add(e.clock.Now(), true)
+		e.strike(r, c.route, keys[ki], urls[ui], res.outcome)
+		if res.outcome.Scope == failure.ScopeKey {
+			ki++
+		} else if res.outcome.Scope == failure.ScopeURL {
+			ui++
+		} else {
+			break
+		}
+	}
+	slot.release()
+	r.chSlot = nil
+	return false
 }
 
 // candidate is one route the attempt loop may try.
@@ -107,9 +119,11 @@ type candidate struct {
 // routePlan is the outcome of filtering a request's routes before any
 // attempt: the usable ones in order, and why the others were left out.
 type routePlan struct {
-	usable  []candidate
-	why     []string
-	soonest time.Time // first recovery among cooling routes
+	usable       []candidate
+	why          []string
+	soonest      time.Time  // first recovery among cooling routes
+	fallback     *candidate // the cooling route that recovers soonest
+	fallbackUsed bool       // it is already in usable
 }
 
 func (p *routePlan) note(s string) { p.why = append(p.why, s) }
@@ -132,7 +146,6 @@ func (p *routePlan) unavailable(model string, now time.Time) *clientError {
 // anyway rather than failing the request.
 func (e *Engine) plan(r *request, ordered []config.Route, now time.Time) routePlan {
 	var p routePlan
-	var fallback *candidate
 	for _, rt := range ordered {
 		ch := rt.Channel
 		switch {
@@ -149,14 +162,15 @@ func (e *Engine) plan(r *request, ordered []config.Route, now time.Time) routePl
 		if until, cooling := e.routeCooling(rt); cooling {
 			if p.soonest.IsZero() || until.Before(p.soonest) {
 				p.soonest = until
-				fallback = &candidate{route: rt, anyway: true}
+				p.fallback = &candidate{route: rt, anyway: true}
 			}
 			continue
 		}
 		p.usable = append(p.usable, candidate{route: rt})
 	}
-	if len(p.usable) == 0 && fallback != nil && r.snap.Routing.Cooldown.Fallback {
-		p.usable = append(p.usable, *fallback)
+	if len(p.usable) == 0 && p.fallback != nil && r.snap.Routing.Cooldown.Fallback {
+		p.usable = append(p.usable, *p.fallback)
+		p.fallbackUsed = true
 	}
 	if !p.soonest.IsZero() && len(p.usable) == 0 {
 		p.note("every route is cooling")

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -223,5 +224,29 @@ func TestConcurrentSelectionAndCooldowns(t *testing.T) {
 	g.waitLogs(t, 40)
 	if g.Engine.InFlight() != 0 {
 		t.Fatalf("in flight after all finished: %d", g.Engine.InFlight())
+	}
+}
+
+// TestFallbackWhenTheRestIsOverItsLimit: channel a cools, channel b is at
+// its rpm_limit; with fallback on, a (recovering soonest) is tried rather
+// than answering 503.
+func TestFallbackWhenTheRestIsOverItsLimit(t *testing.T) {
+	var failA atomic.Bool
+	failA.Store(true)
+	m, u := startMock(t, mockupstream.Options{Script: func(r *mockupstream.Recorded) mockupstream.Reply {
+		if r.Key == "key-a1-000000" && failA.Load() {
+			return mockupstream.Reply{Status: 500, Raw: []byte(`{"type":"error","error":{"type":"api_error","message":"down"}}`)}
+		}
+		return mockupstream.DefaultReply(r)
+	}})
+	cfg := strings.NewReplacer("{{MOCK}}", u, "{{A_EXTRA}}", "", "{{TOKEN_EXTRA}}", "").Replace(limitsConfig)
+	cfg = strings.Replace(cfg, "    keys: [key-b1-000000]\n", "    keys: [key-b1-000000]\n    rpm_limit: 1\n", 1)
+	g := startGateway(t, cfg)
+	if st, _ := sendModel(t, g, "m1"); st != 200 || lastKey(m) != "key-b1-000000" {
+		t.Fatalf("first: %d via %s", st, lastKey(m))
+	}
+	failA.Store(false)
+	if st, body := sendModel(t, g, "m1"); st != 200 || lastKey(m) != "key-a1-000000" {
+		t.Fatalf("second: %d %s via %s, want the cooling channel a as fallback", st, body, lastKey(m))
 	}
 }
