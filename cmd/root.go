@@ -58,7 +58,7 @@ func NewRootCmd(f *Factory) *cobra.Command {
 	root.SetOut(f.IO.Out)
 	root.SetErr(f.IO.Err)
 	root.AddCommand(NewCmdServe(f, nil), NewCmdCheck(f, nil), NewCmdMockUpstream(f, nil), NewCmdDemo(f, nil))
-	root.AddCommand(NewCmdLogs(f, nil), NewCmdChannels(f, nil), NewCmdTokens(f, nil), NewCmdImport(f, nil))
+	root.AddCommand(NewCmdLogs(f, nil), NewCmdChannels(f, nil), NewCmdTokens(f, nil), NewCmdImport(f, nil), NewCmdTop(f, nil))
 	return root
 }
 
