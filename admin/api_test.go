@@ -109,12 +109,12 @@ func TestEndpointShapes(t *testing.T) {
 			`"started_at":"2026-03-04T05:06:07Z"`, `"config":{"file":"`, `"error":""`, `"channels":2,"tokens":2`,
 			`"storage":{"driver":"sqlite"`, `"in_flight":0`, `"events_dropped":0`}},
 		{name: "config", method: "GET", url: "/admin/config", status: 200, contains: []string{
-			`"admin_password":"admi…0042"`, `"dsn":"`, `"keys":["` + id1 + `","` + id2 + `"]`,
+			`"admin_password":"(set)"`, `"dsn":"`, `"keys":["` + id1 + `","` + id2 + `"]`,
 			`"name":"X-Relay-Auth","value":"rewr…0003"`, `"path":"max_tokens","value":64`,
 			`"proxy":"http://user:prox…0005@127.0.0.1:9"`, `?key=url-…0007`,
 			`"history":[{"time":"`, `"result":"loaded"`}},
 		{name: "config yaml", method: "GET", url: "/admin/config?format=yaml", status: 200, contains: []string{
-			"admin_password: admi…0042", "- name: main", "upstream: claude-y-2026"}},
+			"admin_password: (set)", "- name: main", "upstream: claude-y-2026"}},
 		{name: "config bad format", method: "GET", url: "/admin/config?format=xml", status: 400,
 			contains: []string{`{"error":"format: want`}},
 		{name: "channels", method: "GET", url: "/admin/channels", status: 200, contains: []string{

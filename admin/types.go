@@ -97,7 +97,7 @@ type ConfigView struct {
 // ServerView is `server:`.
 type ServerView struct {
 	Listen        string `json:"listen" yaml:"listen"`
-	AdminPassword string `json:"admin_password" yaml:"admin_password"` // fingerprint
+	AdminPassword string `json:"admin_password" yaml:"admin_password"` // "(set)" or "(not set)", never a fingerprint
 	MaxBodyBytes  string `json:"max_body_bytes" yaml:"max_body_bytes"`
 }
 

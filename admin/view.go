@@ -115,7 +115,7 @@ func configView(snap *config.Snapshot) ConfigView {
 	v := ConfigView{
 		Version: snap.Version,
 		Server: ServerView{
-			Listen: snap.Server.Listen, AdminPassword: snap.Server.AdminPassword.String(),
+			Listen: snap.Server.Listen, AdminPassword: passwordState(snap.Server.AdminPassword),
 			MaxBodyBytes: snap.Server.MaxBodyBytes.String(),
 		},
 		Storage: StorageView{
@@ -179,4 +179,14 @@ func boolString(b bool) string {
 		return "true"
 	}
 	return "false"
+}
+
+// passwordState shows only whether the admin password is set: unlike a
+// random API key, a human-chosen password would give too much away even as
+// a first-and-last-four fingerprint.
+func passwordState(p config.Secret) string {
+	if p.Reveal() == "" {
+		return "(not set)"
+	}
+	return "(set)"
 }

@@ -456,10 +456,19 @@ func (r *request) upstreamBody(up protocol.Family, model string) ([]byte, error)
 	if up != r.ep.family {
 		return convert.Request(r.ep.family, up, r.body, model, r.stream)
 	}
-	if up == protocol.Gemini || model == r.model {
-		return r.body, nil // Gemini's model is in the path
+	body := r.body
+	if up == protocol.OpenAI && r.stream && !r.wantsChatUsage() {
+		// Chat streams report usage only when asked; ask, and relay hides
+		// the extra usage chunk from this client, which did not (CLIENTS.md).
+		var err error
+		if body, err = sjson.SetBytes(body, "stream_options.include_usage", true); err != nil {
+			return nil, err
+		}
 	}
-	return sjson.SetBytes(r.body, "model", model)
+	if up == protocol.Gemini || model == r.model {
+		return body, nil // Gemini's model is in the path
+	}
+	return sjson.SetBytes(body, "model", model)
 }
 
 // setUpstreamHeaders forwards the client's headers for native traffic (so

@@ -242,3 +242,26 @@ func TestNativeGemini(t *testing.T) {
 	checkUpstreamSaw(t, m, "key-gemini-0001", "gemini-upstream")
 	g.waitLogs(t, 2)
 }
+
+// TestChatStreamUsageWithoutIncludeUsage: a Chat client that did not ask for
+// the usage chunk does not get one, yet the request is logged with tokens
+// (ccload asked the upstream for usage itself).
+func TestChatStreamUsageWithoutIncludeUsage(t *testing.T) {
+	g, m := startNative(t)
+	resp, body := post(t, g.URL+"/v1/chat/completions", `{"model":"gpt-client","stream":true,"messages":[{"role":"user","content":"hi"}]}`,
+		map[string]string{"Authorization": "Bearer " + testToken})
+	if resp.StatusCode != 200 || !strings.HasSuffix(body, "data: [DONE]\n\n") {
+		t.Fatalf("%d %s", resp.StatusCode, body)
+	}
+	if strings.Contains(body, `"choices":[]`) {
+		t.Fatalf("client got a usage chunk it did not ask for:\n%s", body)
+	}
+	reqs := m.Requests()
+	if !strings.Contains(string(reqs[len(reqs)-1].Body), `"include_usage":true`) {
+		t.Fatalf("upstream was not asked for usage: %s", reqs[len(reqs)-1].Body)
+	}
+	rows := g.waitLogs(t, 1)
+	if rows[0].OutputTokens == 0 || rows[0].InputTokens == 0 {
+		t.Fatalf("row without tokens: %+v", rows[0])
+	}
+}

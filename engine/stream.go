@@ -91,9 +91,13 @@ func (e *Engine) relay(w *bufio.Writer, r *request, c *upstreamCall, rd *protoco
 	native := c.family == r.ep.family
 	var conv convert.Stream
 	var track *convert.UsageTracker
+	hideUsage := native && c.family == protocol.OpenAI && !r.wantsChatUsage()
 	feed := func(ev *protocol.Event) error {
 		if native {
 			track.Observe(ev)
+			if hideUsage && isChatUsageChunk(ev) {
+				return nil // we asked for it; the client did not
+			}
 			emit(ev.Raw)
 			return nil
 		}
@@ -174,6 +178,17 @@ func (e *Engine) relay(w *bufio.Writer, r *request, c *upstreamCall, rd *protoco
 
 // progressEvery spaces "progress" events of a stream for live views.
 const progressEvery = 500 * time.Millisecond
+
+var usageKey = []byte(`"usage"`)
+
+// isChatUsageChunk reports whether an OpenAI Chat chunk is the usage-only
+// chunk (empty choices) that stream_options.include_usage adds.
+func isChatUsageChunk(ev *protocol.Event) bool {
+	if ev.IsDone() || !bytes.Contains(ev.Data, usageKey) {
+		return false // the common case: one byte scan, no parse
+	}
+	return gjson.GetBytes(ev.Data, "choices.#").Int() == 0 && gjson.GetBytes(ev.Data, "usage").IsObject()
+}
 
 // streamError recognises an error event before any content: an SSE
 // `event: error`, an error object in a data event, or a Responses
