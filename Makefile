@@ -7,7 +7,7 @@ CCLOAD_TEST_POSTGRES ?= postgres://postgres@127.0.0.1:5432/test?sslmode=disable
 CCLOAD_TEST_MYSQL    ?= root@tcp(127.0.0.1:3306)/test
 export CCLOAD_TEST_POSTGRES CCLOAD_TEST_MYSQL
 
-.PHONY: build test test-short demo lint bench clean
+.PHONY: build test test-short test-web demo lint bench clean
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN) .
@@ -17,6 +17,10 @@ test: lint
 
 test-short:
 	$(GO) test -count=1 $(PKGS)
+
+# The dashboard in headless Chromium (Debian's chromium; webui/e2e/README.md).
+test-web: build
+	cd webui/e2e && npm ci --no-audit --no-fund && node --test --test-concurrency=1
 
 demo: build
 	./$(BIN) demo -c ccload.example.yaml

@@ -19,6 +19,7 @@ import (
 	"ccload/engine"
 	"ccload/engine/cooldown"
 	"ccload/store"
+	"ccload/webui"
 )
 
 // ServeOptions are the flags of `ccload serve`.
@@ -101,7 +102,7 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 	}
 	srv := &fasthttp.Server{
 		Handler: eng.Handler(func(ctx *fasthttp.RequestCtx) {
-			if !adm.Handler(ctx) {
+			if !adm.Handler(ctx) && !webui.Handler(ctx) {
 				ctx.Error(`{"error":{"message":"not found"}}`, fasthttp.StatusNotFound)
 			}
 		}),

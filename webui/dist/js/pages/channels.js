@@ -1,0 +1,193 @@
+// Channels: each channel's configuration (priority, weight, URLs and
+// protocols, models with renames, keys as fingerprints) and live state
+// (cooldowns with a countdown, in flight, RPM, today's usage), with the
+// actions clear cooldown, pause/resume (a runtime override, stored in the
+// database, not in the YAML) and test (POST /admin/channels/{name}/test).
+import { api, h, put, table, badge, fmtCount, fmtInt, fmtCost, fmtMs, fmtSeconds, fmtTime } from '../lib.js';
+
+export const title = 'Channels';
+
+const REFRESH_MS = 5000;
+const stateClass = { ok: 'ok', degraded: 'warn', cooling: 'err', paused: 'warn', disabled: 'muted' };
+
+export async function mount(root, ctx) {
+  const summary = h('section', { id: 'summary' });
+  const list = h('div', { class: 'channels', id: 'channel-list' });
+  const msg = h('p', { class: 'muted', role: 'status', id: 'channels-msg' });
+  root.append(h('h1', {}, 'Channels'), summary, msg, list);
+
+  const cards = new Map(); // name -> {el, update}
+  let offset = 0; // server clock minus ours, for the countdowns
+  let names = '';
+
+  const refresh = async () => {
+    const res = await api('/admin/channels', { signal: ctx.signal });
+    if (!ctx.alive()) return;
+    offset = Date.parse(res.time) - Date.now();
+    const now = res.channels.map((c) => c.name).join('\n');
+    if (now !== names) {
+      names = now;
+      cards.clear();
+      put(list, ...res.channels.map((ch) => {
+        const c = card(ch, { refresh, say, serverNow: () => Date.now() + offset });
+        cards.set(ch.name, c);
+        return c.el;
+      }));
+    }
+    for (const ch of res.channels) cards.get(ch.name).update(ch);
+    put(summary, summaryTable(res.channels));
+  };
+  const say = (text, cls = 'muted') => { msg.textContent = text; msg.className = cls; };
+
+  await refresh();
+  ctx.ready();
+  ctx.every(REFRESH_MS, () => refresh().catch(() => {}));
+  // Countdowns tick locally; one that runs out brings a refresh.
+  ctx.every(1000, () => {
+    let expired = false;
+    for (const td of list.querySelectorAll('td[data-until]')) {
+      const left = (Date.parse(td.dataset.until) - (Date.now() + offset)) / 1000;
+      td.textContent = left > 0 ? fmtSeconds(Math.ceil(left)) : 'ended';
+      if (left <= 0) expired = true;
+    }
+    if (expired) refresh().catch(() => {});
+  });
+}
+
+function summaryTable(chs) {
+  const cols = [{ label: 'Channel' }, { label: 'State' }, { label: 'Priority', num: true }, { label: 'Weight', num: true },
+    { label: 'In flight', num: true }, { label: 'RPM', num: true }, { label: 'Today', num: true }, { label: 'Cost today', num: true },
+    { label: 'Cooldowns', num: true }];
+  return table('Channels', cols, chs.map((c) => [
+    h('td', {}, h('a', { href: `#${anchor(c.name)}` }, c.name)),
+    h('td', {}, stateBadge(c)),
+    String(c.priority), String(c.weight), fmtInt(c.in_flight), fmtInt(c.rpm),
+    `${fmtInt(c.today.requests)} req, ${fmtInt(c.today.errors)} err`, fmtCost(c.today.cost), fmtInt(c.cooldowns.length),
+  ]));
+}
+
+const anchor = (name) => `ch-${name.replace(/[^A-Za-z0-9_-]/g, '_')}`;
+const stateBadge = (c) => badge(c.state, stateClass[c.state] || 'muted');
+const limit = (n, fmt = fmtInt) => (n ? ` / ${fmt(n)}` : '');
+
+function card(ch, env) {
+  const name = ch.name;
+  const path = `/admin/channels/${encodeURIComponent(name)}`;
+  const head = h('header');
+  const facts = h('dl', { class: 'facts' });
+  const urls = h('ul', { class: 'plain' });
+  const cdBox = h('div', { class: 'cooldowns' });
+  const pauseBtn = h('button', { type: 'button', class: 'btn', onclick: () => togglePause() });
+  const model = h('select', { 'aria-label': `Model to test on ${name}` },
+    ch.models.map((m) => h('option', { value: m.name }, m.upstream !== m.name ? `${m.name} → ${m.upstream}` : m.name)));
+  const enabled = ch.models.find((m) => !m.disabled);
+  if (ch.check) model.value = ch.check.model; else if (enabled) model.value = enabled.name;
+  const testBtn = h('button', { type: 'button', class: 'btn primary', onclick: () => runTest() }, 'Test');
+  const result = h('div', { class: 'test-result', role: 'status', 'aria-live': 'polite' });
+  let cdSig = null;
+  let cur = ch;
+
+  const el = h('section', { class: 'card channel', id: anchor(name), dataset: { channel: name }, 'aria-labelledby': `${anchor(name)}-h` },
+    head,
+    h('div', { class: 'grid' },
+      h('div', {}, facts),
+      h('div', {},
+        h('h3', {}, 'URLs'), urls,
+        h('h3', {}, 'Models'), h('div', {}, ch.models.map((m) => h('span', { class: m.disabled ? 'chip off' : 'chip', title: m.disabled ? 'listed, not routed' : null },
+          m.upstream !== m.name ? `${m.name} → ${m.upstream}` : m.name))),
+        h('h3', {}, 'Keys'), h('ul', { class: 'plain mono' }, ch.keys.length ? ch.keys.map((k) => h('li', {}, k)) : h('li', { class: 'muted' }, 'none')))),
+    h('h3', {}, 'Cooldowns'), cdBox,
+    h('div', { class: 'actions' }, pauseBtn, h('span', { class: 'grow' }), model, testBtn),
+    result);
+
+  async function togglePause() {
+    const pause = !cur.paused;
+    pauseBtn.disabled = true;
+    try {
+      const c = await api(`${path}/${pause ? 'pause' : 'resume'}`, { method: 'POST' });
+      if (c.state) update(c);
+      env.say(pause ? `Paused ${name} (runtime override, kept across restarts until resumed).` : `Resumed ${name}.`);
+    } catch (err) {
+      env.say(`Could not ${pause ? 'pause' : 'resume'} ${name}: ${err.message}`, 'error');
+    } finally {
+      pauseBtn.disabled = false;
+    }
+  }
+
+  async function clear(cd) {
+    const body = cd ? { channel: name, scope: cd.scope, key: cd.key, model: cd.model, url: cd.url } : { channel: name };
+    try {
+      const res = await api('/admin/cooldowns/clear', { method: 'POST', body });
+      env.say(`Cleared ${res.cleared.length} cooldown${res.cleared.length === 1 ? '' : 's'} of ${name}.`);
+      await env.refresh();
+    } catch (err) {
+      env.say(`Could not clear: ${err.message}`, 'error');
+    }
+  }
+
+  async function runTest() {
+    testBtn.disabled = true;
+    testBtn.textContent = 'Testing…';
+    put(result, h('span', { class: 'muted' }, `Sending a small request to ${name} (${model.value})…`));
+    try {
+      const r = await api(`${path}/test`, { method: 'POST', body: { model: model.value } });
+      put(result,
+        r.ok ? badge('OK', 'ok') : badge('failed', 'err'), ' ',
+        h('span', { class: 'test-facts' }, [`HTTP ${r.status || 'none'}`, r.ttfb_ms ? `first byte ${fmtMs(r.ttfb_ms)}` : null, `total ${fmtMs(r.total_ms)}`,
+          r.protocol, r.upstream_model !== r.model ? `${r.model} → ${r.upstream_model}` : r.model].filter(Boolean).join(' · ')),
+        r.ok ? null : h('div', { class: 'err' }, `Classified as ${r.kind || 'unknown'}${r.scope ? ` (scope ${r.scope})` : ''}: ${r.message || ''}`),
+        h('div', { class: 'muted mono' }, `key ${r.key} · ${r.url}`));
+    } catch (err) {
+      put(result, h('span', { class: 'err' }, `Test failed to run: ${err.message}`));
+    } finally {
+      testBtn.disabled = false;
+      testBtn.textContent = 'Test';
+    }
+  }
+
+  function update(c) {
+    cur = c;
+    put(head, h('h2', { id: `${anchor(name)}-h` }, name), stateBadge(c),
+      c.paused ? badge(`paused at runtime${c.paused_at ? ` since ${fmtTime(c.paused_at)}` : ''}`, 'warn', 'A runtime override stored in the database, not in the YAML; Resume removes it.') : null,
+      c.enabled ? null : h('span', { class: 'muted' }, 'enabled: false in the config'));
+    const L = c.limits;
+    put(facts,
+      h('dt', {}, 'Priority'), h('dd', {}, String(c.priority)),
+      h('dt', {}, 'Weight'), h('dd', {}, String(c.weight)),
+      h('dt', {}, 'Key strategy'), h('dd', {}, c.key_strategy),
+      h('dt', {}, 'In flight'), h('dd', {}, fmtInt(c.in_flight) + limit(L.max_concurrency)),
+      h('dt', {}, 'RPM'), h('dd', {}, fmtInt(c.rpm) + limit(L.rpm_limit)),
+      h('dt', {}, 'Today'), h('dd', {}, `${fmtCount(c.today.requests, 'request')}, ${fmtCount(c.today.errors, 'error')}, ${fmtInt(c.today.input_tokens)} in / ${fmtInt(c.today.output_tokens)} out tokens`),
+      h('dt', {}, 'Cost today'), h('dd', {}, fmtCost(c.today.cost) + limit(L.daily_cost_limit, fmtCost)),
+      L.active_hours ? [h('dt', {}, 'Active hours'), h('dd', {}, L.active_hours)] : null,
+      L.cost_multiplier && L.cost_multiplier !== 1 ? [h('dt', {}, 'Cost multiplier'), h('dd', {}, `×${L.cost_multiplier}`)] : null,
+      c.check ? [h('dt', {}, 'Scheduled check'), h('dd', {}, `${c.check.model} every ${c.check.every}`)] : null,
+      c.last_check ? [h('dt', {}, 'Last check'), h('dd', {}, c.last_check.ok ? badge('ok', 'ok') : badge('failed', 'err'),
+        ` ${fmtMs(c.last_check.total_ms)}`, c.last_check.ok ? '' : ` · ${c.last_check.kind}${c.last_check.scope ? ` (${c.last_check.scope})` : ''}: ${c.last_check.message || ''}`)] : null,
+      c.proxy ? [h('dt', {}, 'Proxy'), h('dd', { class: 'mono' }, c.proxy)] : null,
+    );
+    put(urls, ...c.urls.map((u) => h('li', {}, h('span', { class: 'mono' }, u.url), ' ',
+      u.protocols.length ? u.protocols.map((p) => h('span', { class: 'chip' }, p)) : h('span', { class: 'chip' }, 'detect'),
+      u.exact ? h('span', { class: 'chip' }, 'exact') : null,
+      h('span', { class: 'muted' }, u.visited ? ` ${fmtMs(u.ewma_ms)} avg` : ' not used yet'))));
+    pauseBtn.textContent = c.paused ? 'Resume' : 'Pause';
+    pauseBtn.setAttribute('aria-label', `${c.paused ? 'Resume' : 'Pause'} ${name}`);
+    // Rebuild the cooldowns only when they change, so focus stays put.
+    const sig = JSON.stringify(c.cooldowns.map((d) => [d.scope, d.key, d.model, d.url, d.until, d.strikes]));
+    if (sig === cdSig) return;
+    cdSig = sig;
+    if (!c.cooldowns.length) {
+      put(cdBox, h('p', { class: 'muted' }, 'None: every key, model and URL is available.'));
+      return;
+    }
+    const cols = [{ label: 'Scope' }, { label: 'What' }, { label: 'Reason' }, { label: 'Strikes', num: true }, { label: 'Ends in', num: true }, { label: '' }];
+    put(cdBox, table(`Cooldowns of ${name}`, cols, c.cooldowns.map((d) => [
+      d.scope, h('td', { class: 'mono' }, d.key || d.model || d.url || name),
+      `${d.kind}${d.reason ? `: ${d.reason}` : ''}`, String(d.strikes),
+      h('td', { class: 'num', dataset: { until: d.until }, title: `until ${fmtTime(d.until)}` }, fmtSeconds(d.seconds_left)),
+      h('td', {}, h('button', { type: 'button', class: 'btn small', onclick: () => clear(d), 'aria-label': `Clear the ${d.scope} cooldown of ${name}` }, 'Clear')),
+    ])), c.cooldowns.length > 1 ? h('p', {}, h('button', { type: 'button', class: 'btn small', onclick: () => clear(null) }, `Clear all ${c.cooldowns.length}`)) : null);
+  }
+
+  return { el, update };
+}
