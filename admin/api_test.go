@@ -58,6 +58,7 @@ var protected = []struct{ method, url, body string }{
 	{"GET", "/admin/channels", ""},
 	{"POST", "/admin/channels/main/pause", ""},
 	{"POST", "/admin/channels/main/resume", ""},
+	{"POST", "/admin/channels/main/test", `{}`},
 	{"GET", "/admin/cooldowns", ""},
 	{"POST", "/admin/cooldowns/clear", `{"all":true}`},
 	{"GET", "/admin/tokens", ""},
