@@ -3,12 +3,15 @@ package engine_test
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"strings"
 	"testing"
+	"time"
 )
 
 func post(t *testing.T, url, body string, header map[string]string) (*http.Response, string) {
@@ -61,11 +64,26 @@ func TestAuthForms(t *testing.T) {
 func TestBodyLimitAndBadRequests(t *testing.T) {
 	g, m := startNative(t)
 	auth := map[string]string{"x-api-key": testToken}
-	big := `{"model":"claude-client","max_tokens":8,"messages":[{"role":"user","content":"` + strings.Repeat("x", 2<<20) + `"}]}`
-	resp, body := post(t, g.URL+"/v1/messages", big, auth)
-	if resp.StatusCode != 413 || !strings.Contains(body, "max_body_bytes") || !strings.Contains(body, `"type":"error"`) {
-		t.Fatalf("big body: %d %s", resp.StatusCode, body)
+	// Announce a body over the 1 MiB limit and send none of it: the server
+	// must answer 413 from the headers alone. (Sending the 2 MiB races the
+	// server closing the connection, and the client may see only a reset.)
+	conn, err := net.Dial("tcp", strings.TrimPrefix(g.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
 	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "POST /v1/messages HTTP/1.1\r\nHost: x\r\nx-api-key: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", testToken, 2<<20)
+	conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+	big, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bigBody, _ := io.ReadAll(big.Body)
+	if big.StatusCode != 413 || !strings.Contains(string(bigBody), "max_body_bytes") || !strings.Contains(string(bigBody), `"type":"error"`) {
+		t.Fatalf("big body: %d %s", big.StatusCode, bigBody)
+	}
+	var resp *http.Response
+	var body string
 	resp, body = post(t, g.URL+"/v1/messages", `{"max_tokens":8}`, auth)
 	if resp.StatusCode != 400 || !strings.Contains(body, "model") {
 		t.Fatalf("no model: %d %s", resp.StatusCode, body)
