@@ -49,6 +49,7 @@ func (e *Engine) cost(snap *config.Snapshot, channel, model string, u convert.Us
 	}
 	c := e.prices(snap).Cost(model, pricing.Usage{
 		Input: u.Input, Output: u.Output, CacheRead: u.CacheRead, CacheWrite: u.CacheWrite, Reasoning: u.Reasoning,
+		ServiceTier: u.ServiceTier,
 	}, mult)
 	if !c.Known {
 		if _, seen := e.unpriced.LoadOrStore(model, true); !seen {

@@ -21,7 +21,13 @@ import (
 //     OpenAI count them. Gemini's candidatesTokenCount excludes thoughts, so
 //     Output = candidatesTokenCount + thoughtsTokenCount.
 //   - Reasoning is the part of Output spent on thinking.
-type Usage struct{ Input, Output, CacheRead, CacheWrite, Reasoning int64 }
+//   - ServiceTier is the OpenAI service_tier actually used ("default",
+//     "flex", "priority"), read from native OpenAI Chat and Responses
+//     answers only; it changes the price.
+type Usage struct {
+	Input, Output, CacheRead, CacheWrite, Reasoning int64
+	ServiceTier                                     string
+}
 
 // Total is Input + Output.
 func (u Usage) Total() int64 { return u.Input + u.Output }
@@ -39,9 +45,13 @@ func UsageOf(f protocol.Family, body []byte) Usage {
 		a.merge(gjson.GetBytes(body, "usage"))
 		return a.usage()
 	case protocol.OpenAI:
-		return chatUsage(gjson.GetBytes(body, "usage"))
+		u := chatUsage(gjson.GetBytes(body, "usage"))
+		u.ServiceTier = gjson.GetBytes(body, "service_tier").Str
+		return u
 	case protocol.Responses:
-		return responsesUsage(gjson.GetBytes(body, "usage"))
+		u := responsesUsage(gjson.GetBytes(body, "usage"))
+		u.ServiceTier = gjson.GetBytes(body, "service_tier").Str
+		return u
 	case protocol.Gemini:
 		return geminiUsage(gjson.GetBytes(body, "usageMetadata"))
 	}
@@ -83,10 +93,12 @@ func (t *UsageTracker) Observe(ev *protocol.Event) {
 	case protocol.OpenAI:
 		if r := gjson.Get(data, "usage"); r.IsObject() {
 			t.u = chatUsage(r)
+			t.u.ServiceTier = gjson.Get(data, "service_tier").Str
 		}
 	case protocol.Responses:
 		if r := gjson.Get(data, "response.usage"); r.IsObject() {
 			t.u = responsesUsage(r)
+			t.u.ServiceTier = gjson.Get(data, "response.service_tier").Str
 		}
 	case protocol.Gemini:
 		if r := gjson.Get(data, "usageMetadata"); r.IsObject() {
