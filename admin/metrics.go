@@ -36,6 +36,7 @@ type Metrics struct {
 	failures *prometheus.CounterVec
 	ttfb     *prometheus.HistogramVec
 	duration *prometheus.HistogramVec
+	overhead prometheus.Histogram
 	tokens   *prometheus.CounterVec
 	cost     *prometheus.CounterVec
 }
@@ -68,6 +69,11 @@ func NewMetrics(cfg Config) *Metrics {
 			Help:    "Time from the client request to its end, by channel and whether it streamed.",
 			Buckets: []float64{.1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600},
 		}, []string{"channel", "stream"}),
+		overhead: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "ccload_gateway_overhead_seconds",
+			Help:    "Time ccload itself spent on a request: its duration minus the time spent waiting on upstreams (answers 'is the proxy slow?').",
+			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1},
+		}),
 		tokens: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "ccload_tokens_total",
 			Help: "Tokens by channel, model and type (input, output, cache_read, cache_write, reasoning).",
@@ -77,7 +83,7 @@ func NewMetrics(cfg Config) *Metrics {
 			Help: "Cost in USD by channel, model and client token.",
 		}, []string{"channel", "model", "token"}),
 	}
-	m.reg.MustRegister(m.requests, m.attempts, m.failures, m.ttfb, m.duration, m.tokens, m.cost,
+	m.reg.MustRegister(m.requests, m.attempts, m.failures, m.ttfb, m.duration, m.overhead, m.tokens, m.cost,
 		gauges{m}, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -109,6 +115,9 @@ func (m *Metrics) Observe(r store.LogRow) {
 		m.ttfb.WithLabelValues(r.Channel).Observe(float64(r.TTFBMs) / 1000)
 	}
 	m.duration.WithLabelValues(r.Channel, strconv.FormatBool(r.Stream)).Observe(float64(r.DurationMs) / 1000)
+	if r.Attempts > 0 {
+		m.overhead.Observe(float64(r.OverheadMs) / 1000)
+	}
 	for _, t := range []struct {
 		typ string
 		n   int64

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -375,6 +376,9 @@ func (e *Engine) finishJSON(ctx *fasthttp.RequestCtx, r *request, c *upstreamCal
 	b, err := io.ReadAll(io.LimitReader(c.resp.Body, maxUpstreamBody))
 	c.resp.Body.Close()
 	now := e.clock.Now()
+	r.rec.mu.Lock()
+	r.rec.upstreamDone = now
+	r.rec.mu.Unlock()
 	if err != nil {
 		o := failure.Classify(failure.Input{Err: err, Timeout: isTimeout(err), Now: now})
 		c.at.end(now, c.resp.StatusCode, o)
@@ -399,7 +403,10 @@ func (e *Engine) finishJSON(ctx *fasthttp.RequestCtx, r *request, c *upstreamCal
 	ctx.SetStatusCode(c.resp.StatusCode)
 	copyResponseHeaders(ctx, c.resp.Header)
 	ctx.SetContentType("application/json")
-	ctx.Response.Header.Set("x-ccload-overhead-ms", fmt.Sprint(r.overheadMs(now, c)))
+	r.rec.mu.Lock()
+	overhead := r.rec.overheadMs(now)
+	r.rec.mu.Unlock()
+	ctx.Response.Header.Set("x-ccload-overhead-ms", strconv.FormatInt(overhead, 10))
 	ctx.SetBody(out)
 	e.finish(r)
 	return attemptResult{done: true}

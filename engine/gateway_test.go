@@ -9,9 +9,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"ccload/engine/mockupstream"
 )
 
 func post(t *testing.T, url, body string, header map[string]string) (*http.Response, string) {
@@ -278,5 +281,28 @@ func TestCountTokensIsLocal(t *testing.T) {
 	}
 	if n := len(m.Requests()); n != 0 {
 		t.Fatalf("count_tokens reached the upstream %d times", n)
+	}
+}
+
+// TestOverheadHeaderAndRow: a non-stream answer carries the gateway's own
+// time in x-ccload-overhead-ms, and the row carries it for /metrics; both
+// exclude the upstream's deliberate 300 ms.
+func TestOverheadHeaderAndRow(t *testing.T) {
+	_, mockURL := startMock(t, mockupstream.Options{Script: func(r *mockupstream.Recorded) mockupstream.Reply {
+		rep := mockupstream.DefaultReply(r)
+		rep.FirstByteDelay = 300 * time.Millisecond
+		return rep
+	}})
+	g := startGateway(t, strings.ReplaceAll(nativeConfig, "{{MOCK}}", mockURL))
+	resp, _ := post(t, g.URL+"/v1/messages", `{"model":"claude-client","max_tokens":8,"messages":[{"role":"user","content":"hi"}]}`,
+		map[string]string{"x-api-key": testToken})
+	h := resp.Header.Get("x-ccload-overhead-ms")
+	ms, err := strconv.Atoi(h)
+	if err != nil || ms >= 300 {
+		t.Fatalf("x-ccload-overhead-ms = %q: it must exclude the upstream's 300 ms", h)
+	}
+	rows := g.waitLogs(t, 1)
+	if rows[0].DurationMs < 300 {
+		t.Fatalf("duration %d ms < the upstream's delay", rows[0].DurationMs)
 	}
 }

@@ -32,6 +32,9 @@ type record struct {
 	errText  string
 	cutShort bool
 	usage    convert.Usage
+	// upstreamDone is when the winning attempt's upstream body was read
+	// to its end (or broke), for the overhead measure.
+	upstreamDone time.Time
 }
 
 // attemptLog is one upstream attempt as the log row's attempts column shows
@@ -93,10 +96,23 @@ func (rec *record) setUsage(u convert.Usage) {
 	rec.mu.Unlock()
 }
 
-// overheadMs is the gateway's own share of the request time: everything
-// but the winning attempt's wait on the upstream.
-func (r *request) overheadMs(now time.Time, c *upstreamCall) int64 {
-	return max(now.Sub(r.start).Milliseconds()-now.Sub(c.started).Milliseconds(), 0)
+// overheadMs is the request's duration less the time spent waiting on
+// upstreams: every failed attempt, and the winner from its start until its
+// body was read. Called with rec.mu held.
+func (rec *record) overheadMs(now time.Time) int64 {
+	var wait time.Duration
+	for _, a := range rec.attempts {
+		if a == rec.winner {
+			end := rec.upstreamDone
+			if end.IsZero() {
+				end = now
+			}
+			wait += end.Sub(a.start)
+		} else {
+			wait += time.Duration(a.DurationMs) * time.Millisecond
+		}
+	}
+	return max(now.Sub(rec.start)-wait, 0).Milliseconds()
 }
 
 // finish hands the request's row to the log writer (never blocking) and
@@ -152,6 +168,7 @@ func (e *Engine) finish(r *request) {
 		row.UpstreamProtocol, row.UpstreamModel = string(last.Protocol), last.UpstreamModel
 		row.FailureKind, row.FailureScope = string(last.Kind), string(last.Scope)
 	}
+	row.OverheadMs = rec.overheadMs(e.clock.Now())
 	row.Cost = e.cost(r.snap, row.Channel, row.UpstreamModel, rec.usage)
 	if end {
 		endEv.Cost = row.Cost

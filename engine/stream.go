@@ -146,6 +146,9 @@ func (e *Engine) relay(w *bufio.Writer, r *request, c *upstreamCall, rd *protoco
 		}
 	}
 
+	r.rec.mu.Lock()
+	r.rec.upstreamDone = e.clock.Now()
+	r.rec.mu.Unlock()
 	if native {
 		r.rec.setUsage(track.Usage())
 	} else {

@@ -102,6 +102,11 @@ type LogRow struct {
 	Cost                      float64 // USD; NaN and ±Inf are stored as 0
 	Stream, Incomplete        bool
 	ClientIP, Error           string
+
+	// OverheadMs is the gateway's own share of DurationMs (everything but
+	// waiting on upstreams). It feeds /metrics as the row passes and is
+	// not stored.
+	OverheadMs int64
 }
 
 // IsError reports whether the request counts as an error in usage_daily:
