@@ -48,7 +48,8 @@ func (e *Engine) cost(snap *config.Snapshot, channel, model string, u convert.Us
 		mult = ch.CostMultiplier
 	}
 	c := e.prices(snap).Cost(model, pricing.Usage{
-		Input: u.Input, Output: u.Output, CacheRead: u.CacheRead, CacheWrite: u.CacheWrite, Reasoning: u.Reasoning,
+		Input: u.Input, Output: u.Output, CacheRead: u.CacheRead, Reasoning: u.Reasoning,
+		CacheWrite: u.CacheWrite - u.CacheWrite1h, CacheWrite1h: u.CacheWrite1h, // 5-minute and 1-hour writes apart
 		ServiceTier: u.ServiceTier,
 	}, mult)
 	if !c.Known {

@@ -26,7 +26,11 @@ import (
 //     answers only; it changes the price.
 type Usage struct {
 	Input, Output, CacheRead, CacheWrite, Reasoning int64
-	ServiceTier                                     string
+	// CacheWrite1h is the part of CacheWrite that went to Anthropic's
+	// one-hour cache (priced higher than the five-minute one); only native
+	// Anthropic answers report it.
+	CacheWrite1h int64
+	ServiceTier  string
 }
 
 // Total is Input + Output.
@@ -112,7 +116,7 @@ func (t *UsageTracker) Usage() Usage { return t.u }
 
 // anthropicCounts keeps Anthropic's own fields: message_delta repeats some of
 // them cumulatively and a field it leaves out keeps its message_start value.
-type anthropicCounts struct{ in, cacheRead, cacheWrite, out, thinking int64 }
+type anthropicCounts struct{ in, cacheRead, cacheWrite, cacheWrite1h, out, thinking int64 }
 
 func (a *anthropicCounts) merge(r gjson.Result) {
 	if !r.IsObject() {
@@ -126,17 +130,19 @@ func (a *anthropicCounts) merge(r gjson.Result) {
 	set(&a.in, "input_tokens")
 	set(&a.cacheRead, "cache_read_input_tokens")
 	set(&a.cacheWrite, "cache_creation_input_tokens")
+	set(&a.cacheWrite1h, "cache_creation.ephemeral_1h_input_tokens")
 	set(&a.out, "output_tokens")
 	set(&a.thinking, "output_tokens_details.thinking_tokens")
 }
 
 func (a *anthropicCounts) usage() Usage {
 	return Usage{
-		Input:      a.in + a.cacheRead + a.cacheWrite,
-		Output:     a.out,
-		CacheRead:  a.cacheRead,
-		CacheWrite: a.cacheWrite,
-		Reasoning:  a.thinking,
+		Input:        a.in + a.cacheRead + a.cacheWrite,
+		Output:       a.out,
+		CacheRead:    a.cacheRead,
+		CacheWrite:   a.cacheWrite,
+		CacheWrite1h: min(a.cacheWrite1h, a.cacheWrite),
+		Reasoning:    a.thinking,
 	}
 }
 

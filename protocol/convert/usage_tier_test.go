@@ -31,6 +31,17 @@ func TestServiceTierIsRead(t *testing.T) {
 
 // noTier drops the service tier, for tests that compare token counts only.
 func noTier(u Usage) Usage {
-	u.ServiceTier = ""
+	u.ServiceTier, u.CacheWrite1h = "", 0
 	return u
+}
+
+// TestAnthropicOneHourCacheWrites: the one-hour share of cache writes is
+// kept apart, because it is priced at 2x input instead of 1.25x.
+func TestAnthropicOneHourCacheWrites(t *testing.T) {
+	body := []byte(`{"type":"message","usage":{"input_tokens":10,"cache_creation_input_tokens":300,"cache_read_input_tokens":0,` +
+		`"cache_creation":{"ephemeral_5m_input_tokens":100,"ephemeral_1h_input_tokens":200},"output_tokens":5}}`)
+	u := UsageOf(protocol.Anthropic, body)
+	if u.CacheWrite != 300 || u.CacheWrite1h != 200 || u.Input != 310 {
+		t.Fatalf("usage %+v", u)
+	}
 }
