@@ -95,11 +95,12 @@ type Server struct {
 	clock   Clock
 	log     *slog.Logger
 
-	keepAlive time.Duration
-	started   time.Time
-	sessions  *sessions
-	limiter   *limiter
-	history   *history
+	keepAlive  time.Duration
+	started    time.Time
+	sessions   *sessions
+	limiter    *limiter
+	history    *history
+	statsCache statsCache // incremental /admin/stats windows
 
 	closeOnce sync.Once
 	done      chan struct{} // closed by Close: event streams end

@@ -2,6 +2,7 @@ package admin
 
 import (
 	"cmp"
+	"context"
 	"slices"
 	"time"
 
@@ -44,22 +45,46 @@ func (s *Server) stats(ctx *fasthttp.RequestCtx) error {
 		}
 	}
 	now := s.clock.Now().UTC()
-	until := now.Truncate(size).Add(size) // the current bucket is included
-	since := now.Add(-rng).Truncate(size)
-	n := int(until.Sub(since) / size)
+	since, until, n := statsWindow(now, rng, size)
 	if n > maxStatsBuckets {
 		return errBadRequest("range/bucket gives too many buckets; use a larger bucket")
 	}
 
-	acc := newSeries(since, size, n)
-	err := s.st.EachLogPoint(ctx, since, until, func(p store.LogPoint) error {
-		acc.add(p)
-		return nil
-	})
+	acc, err := s.statsSeries(ctx, rng, size, since, until, n, now)
 	if err != nil {
 		return errInternal("reading logs failed", err)
 	}
 	return writeJSON(ctx, fasthttp.StatusOK, acc.result(until))
+}
+
+// statsSeries folds the window's log points, from the cache when it can
+// (see statsCache) and otherwise with one uncached read.
+func (s *Server) statsSeries(ctx context.Context, rng, size time.Duration, since, until time.Time, n int, now time.Time) (*series, error) {
+	e := s.statsCache.entry(statsKey{rng, size}, now)
+	e.mu.Lock()
+	acc, ok, err := e.series(ctx, s.st, since, until, size, n)
+	e.mu.Unlock()
+	if err != nil || ok {
+		return acc, err
+	}
+	return uncachedSeries(ctx, s.st, since, until, size, n)
+}
+
+// uncachedSeries reads the window's log points with one query.
+func uncachedSeries(ctx context.Context, st store.Store, since, until time.Time, size time.Duration, n int) (*series, error) {
+	acc := newSeries(since, size, n)
+	err := st.EachLogPoint(ctx, since, until, func(p store.LogPoint) error {
+		acc.add(p)
+		return nil
+	})
+	return acc, err
+}
+
+// statsWindow is the bucket-aligned window of a call at now.
+func statsWindow(now time.Time, rng, size time.Duration) (since, until time.Time, n int) {
+	until = now.Truncate(size).Add(size) // the current bucket is included
+	since = now.Add(-rng).Truncate(size)
+	return since, until, int(until.Sub(since) / size)
 }
 
 func defaultBucket(rng time.Duration) time.Duration {

@@ -37,6 +37,14 @@ type Store interface {
 	// time series and rankings). An error from fn stops the scan and is
 	// returned as it is. fn must not call the Store.
 	EachLogPoint(ctx context.Context, since, until time.Time, fn func(LogPoint) error) error
+	// EachLogPointAfter is EachLogPoint restricted to rows with ID > afterID,
+	// in ID order (a cursor for incremental readers).
+	EachLogPointAfter(ctx context.Context, since, until time.Time, afterID int64, fn func(LogPoint) error) error
+	// LogPointDigest returns the number and the sum of the IDs of the request
+	// logs with since <= Time < until and ID <= maxID, so that an incremental
+	// reader can check that the rows below its cursor are still the ones it saw
+	// (none pruned, none committed late below the cursor).
+	LogPointDigest(ctx context.Context, since, until time.Time, maxID int64) (n, idSum int64, err error)
 	// PruneLogs deletes request logs older than before, in batches so that a
 	// large prune does not hold a long write lock, and returns how many it
 	// deleted. usage_daily is kept: lifetime token costs are read from it.

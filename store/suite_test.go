@@ -35,6 +35,7 @@ func RunSuite(t *testing.T, open Opener) {
 		{"query_filters", testQueryFilters},
 		{"query_pagination", testQueryPagination},
 		{"log_points", testLogPoints},
+		{"log_points_after", testLogPointsAfter},
 		{"text_limits", testTextLimits},
 		{"cooldowns", testCooldowns},
 		{"overrides", testOverrides},
