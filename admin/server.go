@@ -74,6 +74,10 @@ type Options struct {
 	// KeepAlive is the interval of the comment /admin/events sends so that
 	// proxies keep the stream open and a gone client is noticed (15 s).
 	KeepAlive time.Duration
+	// WarmStats fills the /admin/stats cache for the dashboard's default
+	// window (24 h in 5-minute buckets) in the background at start, so the
+	// first Overview load does not pay for reading the whole window.
+	WarmStats bool
 	// SessionTTL is how long a login lasts (12 h).
 	SessionTTL time.Duration
 }
@@ -134,6 +138,9 @@ func New(opts Options) *Server {
 	s.limiter = newLimiter(loginAttempts, loginWindow)
 	s.history = newHistory(s.cfg)
 	s.metrics.bind(s)
+	if opts.WarmStats && s.st != nil {
+		go s.warmStats()
+	}
 	return s
 }
 

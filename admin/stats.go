@@ -57,6 +57,19 @@ func (s *Server) stats(ctx *fasthttp.RequestCtx) error {
 	return writeJSON(ctx, fasthttp.StatusOK, acc.result(until))
 }
 
+// warmStats folds the dashboard's default window (24 h, 5-minute buckets)
+// into the cache once, in the background, at start.
+func (s *Server) warmStats() {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	now := s.clock.Now().UTC()
+	rng, size := 24*time.Hour, 5*time.Minute
+	since, until, n := statsWindow(now, rng, size)
+	if _, err := s.statsSeries(ctx, rng, size, since, until, n, now); err != nil && s.log != nil {
+		s.log.Warn("warming the stats cache failed; the first dashboard load reads the window", "err", err)
+	}
+}
+
 // statsSeries folds the window's log points, from the cache when it can
 // (see statsCache) and otherwise with one uncached read.
 func (s *Server) statsSeries(ctx context.Context, rng, size time.Duration, since, until time.Time, n int, now time.Time) (*series, error) {

@@ -11,8 +11,10 @@
 // Two spreads of the same rows: over 7 days (log_retention's default, so
 // the overview's 24 h window holds a seventh of them) and all within the
 // last 24 h, the worst case for the overview, which reads every row of its
-// window (/admin/stats). The latter is a known limit of /admin/stats and is
-// reported as a TODO rather than a failure.
+// window (/admin/stats). /admin/stats now caches its window incrementally
+// (admin/stats_cache.go) and serve warms it at start; this worst case is
+// still reported as a TODO rather than enforced, because on a loaded 2-core
+// machine its median sits within about 70 ms of the budget.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
@@ -93,7 +95,7 @@ for (const span of spreads) {
 
   for (const name of pages) {
     const worst = span === '24h' && name === 'overview';
-    const todo = worst && `/admin/stats reads every row of the 24 h window (${ROWS} here); see the issue note for the proposed pre-aggregation`;
+    const todo = worst && `worst case (all ${ROWS} rows in the 24 h window): reported, not enforced; see the header comment`;
     test(`${ROWS} rows over ${span}: ${name} loads in under ${BUDGET} ms`, { todo }, () => {
       const r = res.pages[name];
       assert.ok(r, 'not measured');
