@@ -207,11 +207,6 @@ func (e *Engine) routeCooling(rt config.Route) (time.Time, bool) {
 	return time.Time{}, false
 }
 
-func (e *Engine) cooling(k cooldownKey) bool {
-	_, ok := e.cooldowns.Until(k)
-	return ok
-}
-
 // strike cools the narrowest scope the failure names, then promotes it to
 // the whole channel when every enabled model (for a model failure) or every
 // key (for a key failure) of the channel is cooling (design §6).
