@@ -115,8 +115,22 @@ func TestConcurrencyLimits(t *testing.T) {
 					map[string]string{"x-api-key": testToken, "anthropic-version": "2023-06-01"})
 				done <- resp.StatusCode
 			}()
+			// Wait until the held request owns its slot (channel a's, or the
+			// token's), not merely until it is in flight.
+			holding := func() bool {
+				if c.name == "token" {
+					n, _ := g.Engine.TokenLoad("tester")
+					return n > 0
+				}
+				for _, st := range g.Engine.ChannelStates() {
+					if st.Name == "a" {
+						return st.InFlight > 0
+					}
+				}
+				return false
+			}
 			deadline := time.Now().Add(5 * time.Second)
-			for g.Engine.InFlight() == 0 && time.Now().Before(deadline) {
+			for !holding() && time.Now().Before(deadline) {
 				time.Sleep(5 * time.Millisecond)
 			}
 			st, body := sendModel(t, g, "m2")
