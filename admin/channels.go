@@ -36,7 +36,7 @@ func RestorePauses(ctx context.Context, st store.Store, eng interface{ SetPaused
 
 // channels is GET /admin/channels.
 func (s *Server) channels(ctx *fasthttp.RequestCtx) error {
-	list, err := s.channelList(ctx)
+	list, err := s.channelList(detach(ctx))
 	if err != nil {
 		return err
 	}
@@ -156,16 +156,16 @@ func (s *Server) setPaused(ctx *fasthttp.RequestCtx, name string, pause bool) er
 		return errNotFound("no channel named " + quote(name))
 	}
 	if pause {
-		err := s.st.SetOverride(ctx, store.Override{Kind: OverridePause, Target: name, CreatedAt: s.clock.Now()})
+		err := s.st.SetOverride(detach(ctx), store.Override{Kind: OverridePause, Target: name, CreatedAt: s.clock.Now()})
 		if err != nil {
 			return errInternal("storing the pause failed", err)
 		}
-	} else if err := s.st.DeleteOverride(ctx, OverridePause, name); err != nil {
+	} else if err := s.st.DeleteOverride(detach(ctx), OverridePause, name); err != nil {
 		return errInternal("removing the pause failed", err)
 	}
 	s.eng.SetPaused(name, pause)
 	s.log.Info("admin: channel pause set", "channel", name, "paused", pause)
-	list, err := s.channelList(ctx)
+	list, err := s.channelList(detach(ctx))
 	if err != nil {
 		return err
 	}

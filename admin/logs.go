@@ -45,7 +45,7 @@ func (s *Server) logsQuery(ctx *fasthttp.RequestCtx) error {
 	if q.Limit == 0 {
 		q.Limit = store.DefaultLogLimit
 	}
-	rows, err := s.st.QueryLogs(ctx, q)
+	rows, err := s.st.QueryLogs(detach(ctx), q)
 	if err != nil {
 		return errInternal("querying logs failed", err)
 	}

@@ -9,6 +9,7 @@
 package admin
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"log/slog"
@@ -299,3 +300,11 @@ func readJSON(ctx *fasthttp.RequestCtx, v any) error {
 	}
 	return nil
 }
+
+// detach gives a handler's store and engine calls a context of their own.
+// A *fasthttp.RequestCtx is a context.Context, but it is reused once the
+// handler returns, and database/sql keeps watcher goroutines on the
+// contexts it is given that may read it later (a data race the race
+// detector caught). fasthttp's Done only reports server shutdown, so
+// nothing is lost by not passing it on.
+func detach(*fasthttp.RequestCtx) context.Context { return context.Background() }

@@ -50,7 +50,7 @@ func (s *Server) stats(ctx *fasthttp.RequestCtx) error {
 		return errBadRequest("range/bucket gives too many buckets; use a larger bucket")
 	}
 
-	acc, err := s.statsSeries(ctx, rng, size, since, until, n, now)
+	acc, err := s.statsSeries(detach(ctx), rng, size, since, until, n, now)
 	if err != nil {
 		return errInternal("reading logs failed", err)
 	}

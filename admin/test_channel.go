@@ -80,7 +80,7 @@ func (s *Server) testChannel(ctx *fasthttp.RequestCtx, name string) error {
 	if req.Key < 0 || req.Key >= len(ch.Keys) {
 		return errBadRequest("key: want an index below the channel's " + strconv.Itoa(len(ch.Keys)) + " keys")
 	}
-	tctx, cancel := context.WithTimeout(ctx, min(max(snap.Routing.Timeouts.NonStream.D(), time.Second), maxTestTime))
+	tctx, cancel := context.WithTimeout(detach(ctx), min(max(snap.Routing.Timeouts.NonStream.D(), time.Second), maxTestTime))
 	defer cancel()
 	res := p.RunProbe(tctx, snap, engine.Probe{Channel: ch, Model: model, URL: req.URL, Key: req.Key, Stream: req.Stream})
 	res.URL = maskURL(res.URL)

@@ -12,13 +12,13 @@ import (
 func (s *Server) tokens(ctx *fasthttp.RequestCtx) error {
 	now := s.clock.Now()
 	snap := s.cfg.Current()
-	today, err := s.usageToday(ctx, now, func(u store.UsageDay) string { return u.Token })
+	today, err := s.usageToday(detach(ctx), now, func(u store.UsageDay) string { return u.Token })
 	if err != nil {
 		return err
 	}
 	out := []Token{}
 	for _, t := range snap.Tokens {
-		cost, err := s.st.TokenCost(ctx, t.Name)
+		cost, err := s.st.TokenCost(detach(ctx), t.Name)
 		if err != nil {
 			return errInternal("reading token cost failed", err)
 		}
