@@ -4,7 +4,6 @@ import (
 	"net"
 	"time"
 
-	"github.com/tidwall/gjson"
 	"github.com/valyala/fasthttp"
 
 	"ccload/config"
@@ -27,8 +26,10 @@ type request struct {
 	clientIP string
 	attempts int
 	rec      record
-	chSlot   *load // the winning channel's concurrency slot, released by finish
-	tokSlot  *load // the token's slot, released by finish
+	// chatUsage: an OpenAI Chat client sent stream_options.include_usage.
+	chatUsage bool
+	chSlot    *load // the winning channel's concurrency slot, released by finish
+	tokSlot   *load // the token's slot, released by finish
 	// costReserved: the ledger counts this request in flight for the
 	// token's cost_limit until finish settles it.
 	costReserved bool
@@ -68,6 +69,5 @@ func clientIP(ctx *fasthttp.RequestCtx) string {
 
 // wantsChatUsage reports whether an OpenAI Chat client asked for the usage
 // chunk; one that did not must not get it (some index choices[0] always).
-func (r *request) wantsChatUsage() bool {
-	return gjson.GetBytes(r.body, "stream_options.include_usage").Bool()
-}
+// admit reads it once from the body.
+func (r *request) wantsChatUsage() bool { return r.chatUsage }

@@ -8,6 +8,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"ccload/config"
+	"ccload/protocol"
 )
 
 // serveProxy is one client request, top to bottom: authenticate, admit
@@ -85,6 +86,9 @@ func (r *request) admit() *clientError {
 		}
 		r.model = m.Str
 		r.stream = gjson.GetBytes(r.body, "stream").Bool()
+		if r.ep.family == protocol.OpenAI && r.stream {
+			r.chatUsage = gjson.GetBytes(r.body, "stream_options.include_usage").Bool()
+		}
 	}
 	r.rec.model, r.rec.stream = r.model, r.stream
 	t := r.token
