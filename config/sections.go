@@ -128,6 +128,7 @@ var serverFields = fields[Server]{
 			s.MaxBodyBytes = z
 		}
 	}},
+	boolField("pprof", func(s *Server) *bool { return &s.Pprof }),
 }
 
 func validListen(v string) bool {

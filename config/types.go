@@ -57,6 +57,9 @@ type Server struct {
 	Listen        string // host:port
 	AdminPassword Secret
 	MaxBodyBytes  Size
+	// Pprof serves the Go runtime profiles under /admin/debug/pprof/
+	// (admin password required). Off by default.
+	Pprof bool
 }
 
 // Storage is the `storage:` section.
