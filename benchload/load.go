@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -83,6 +84,11 @@ func newCaller(t *target, s shape, stream bool, conns int) *caller {
 	return &caller{
 		hc: &fasthttp.HostClient{
 			Addr: t.addr, MaxConns: conns, StreamResponseBody: stream,
+			DialTimeout: func(addr string, _ time.Duration) (net.Conn, error) {
+				// Thousands of streams open at once can overflow a listen
+				// backlog; SYN retries then take seconds, not an error.
+				return net.DialTimeout("tcp", addr, 30*time.Second)
+			},
 			ReadTimeout: 2 * time.Minute, WriteTimeout: 10 * time.Second,
 			MaxIdemponentCallAttempts: 1, MaxConnWaitTimeout: time.Minute,
 		},
@@ -267,7 +273,7 @@ func window(samples [][]sample, from, to time.Time) (ok []sample, errs int) {
 	return ok, errs
 }
 
-// slowStreams holds n streams open at once (opened at up to 2,000 a
+// slowStreams holds n streams open at once (opened at up to 1,000 a
 // second) and reports the gateway's memory while they are all open.
 func slowStreams(ctx context.Context, t *target, s shape, n int) result {
 	c := newCaller(t, s, true, n+16)
@@ -281,7 +287,7 @@ func slowStreams(ctx context.Context, t *target, s shape, n int) result {
 	t0 := time.Now()
 	for i := range n {
 		if i%100 == 0 {
-			time.Sleep(time.Until(t0.Add(time.Duration(i) * time.Second / 2000))) // ramp
+			time.Sleep(time.Until(t0.Add(time.Duration(i) * time.Second / 1000))) // ramp
 			if ctx.Err() != nil {
 				break
 			}

@@ -15,6 +15,9 @@
 //	streams  -streams concurrent slow streams (200 events × 50 ms)
 //	streams10k  -streams10k concurrent slower streams (20 events × 1 s)
 //
+// The gateway is restarted before each stream scenario, so its memory is
+// that of a fresh process holding the streams.
+//
 // Gateway CPU-ms per request comes from the utime+stime deltas of
 // /proc/PID/stat over the measured interval (for nginx, master and workers);
 // RSS is VmRSS, its peak while the streams are all open.
@@ -142,6 +145,11 @@ func run(ctx context.Context, o options) error {
 					continue
 				}
 				fmt.Fprintf(os.Stderr, "%s / %s (run %d of %d)\n", sc.name, t.name, i+1, o.runs)
+				if sc.streams {
+					if err := t.restart(); err != nil {
+						return err
+					}
+				}
 				var prof func() error
 				if o.pprof == sc.name && t.name == "ccload" {
 					prof = t.profile(work, 5*time.Second)

@@ -22,6 +22,24 @@ type target struct {
 	proc *proc // nil for direct: nothing between the client and the mock
 	// adminPassword reaches ccload's pprof endpoint (-pprof).
 	adminPassword string
+	// launch starts the gateway process; restart uses it for a fresh one.
+	launch func() (*proc, error)
+}
+
+// restart replaces the gateway process with a fresh one, so memory is
+// measured from a clean start rather than after earlier scenarios grew
+// the heap.
+func (t *target) restart() error {
+	if t.launch == nil {
+		return nil
+	}
+	t.proc.stop()
+	p, err := t.launch()
+	if err != nil {
+		return err
+	}
+	t.proc = p
+	return nil
 }
 
 // proc is a started child process.
@@ -105,7 +123,7 @@ func (t *target) stop() {
 }
 
 func start(work, name string, args ...string) (*proc, error) {
-	lf, err := os.Create(filepath.Join(work, name+".log"))
+	lf, err := os.OpenFile(filepath.Join(work, name+".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, err
 	}
@@ -185,15 +203,22 @@ func startCcload(work, bin, upstream string) (*target, error) {
 	if err := os.WriteFile(cfg, []byte(ccloadConfig(addr, upstream, filepath.Join(work, "ccload.db"))), 0o600); err != nil {
 		return nil, err
 	}
-	p, err := start(work, "ccload", bin, "serve", "-c", cfg, "--no-watch")
+	launch := func() (*proc, error) {
+		p, err := start(work, "ccload", bin, "serve", "-c", cfg, "--no-watch")
+		if err != nil {
+			return nil, err
+		}
+		if err := waitHTTP("http://"+addr+"/health", http.StatusOK); err != nil {
+			p.stop()
+			return nil, err
+		}
+		return p, nil
+	}
+	p, err := launch()
 	if err != nil {
 		return nil, err
 	}
-	if err := waitHTTP("http://"+addr+"/health", http.StatusOK); err != nil {
-		p.stop()
-		return nil, err
-	}
-	return &target{name: "ccload", addr: addr, proc: p, adminPassword: benchAdminPassword}, nil
+	return &target{name: "ccload", addr: addr, proc: p, adminPassword: benchAdminPassword, launch: launch}, nil
 }
 
 const benchAdminPassword = "bench-admin"
@@ -275,15 +300,22 @@ http {
 	if err := os.WriteFile(cf, []byte(conf), 0o644); err != nil {
 		return nil, err
 	}
-	p, err := start(work, "nginx", bin, "-p", dir, "-c", cf, "-g", "daemon off;")
+	launch := func() (*proc, error) {
+		p, err := start(work, "nginx", bin, "-p", dir, "-c", cf, "-g", "daemon off;")
+		if err != nil {
+			return nil, err
+		}
+		if err := waitHTTP("http://"+addr+"/v1/models", http.StatusUnauthorized); err != nil {
+			p.stop()
+			return nil, err
+		}
+		return p, nil
+	}
+	p, err := launch()
 	if err != nil {
 		return nil, err
 	}
-	if err := waitHTTP("http://"+addr+"/v1/models", http.StatusUnauthorized); err != nil {
-		p.stop()
-		return nil, err
-	}
-	return &target{name: "nginx", addr: addr, proc: p}, nil
+	return &target{name: "nginx", addr: addr, proc: p, launch: launch}, nil
 }
 
 // profile starts a CPU profile of ccload through its admin pprof endpoint
