@@ -8,7 +8,7 @@ import (
 	"syscall"
 	"time"
 
-	"ccload/engine/mockupstream"
+	"ccload/mockupstream"
 )
 
 // shape is what the mock answers for one benchmark model: words of text

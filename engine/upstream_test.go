@@ -17,7 +17,7 @@ import (
 	"ccload/config"
 	"ccload/engine"
 	"ccload/engine/failure"
-	"ccload/engine/mockupstream"
+	"ccload/mockupstream"
 	"ccload/store"
 )
 
