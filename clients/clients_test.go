@@ -13,7 +13,7 @@ import (
 	"sync"
 	"testing"
 
-	"ccload/engine/mockupstream"
+	"ccload/mockupstream"
 )
 
 // cell is one run: a client, an upstream family, a text or a tool turn.

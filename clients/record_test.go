@@ -13,7 +13,7 @@ import (
 	"sync"
 	"testing"
 
-	"ccload/engine/mockupstream"
+	"ccload/mockupstream"
 )
 
 // realDir holds the request bodies the CLIs really send, as golden inputs

@@ -18,7 +18,7 @@ import (
 	"testing"
 	"time"
 
-	"ccload/engine/mockupstream"
+	"ccload/mockupstream"
 )
 
 // families are the four upstream families, in table order; each has a
