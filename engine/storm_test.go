@@ -9,7 +9,7 @@ import (
 
 	"ccload/engine/cooldown"
 	"ccload/engine/failure"
-	"ccload/engine/mockupstream"
+	"ccload/mockupstream"
 )
 
 const stormConfig = `version: 1

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"ccload/engine/mockupstream"
+	"ccload/mockupstream"
 )
 
 // fault is one way an upstream attempt goes wrong.

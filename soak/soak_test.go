@@ -27,7 +27,7 @@ import (
 	"testing"
 	"time"
 
-	"ccload/engine/mockupstream"
+	"ccload/mockupstream"
 	"ccload/store"
 )
 
