@@ -1,5 +1,7 @@
 package convert
 
+import "unicode/utf8"
+
 // customArgs follows, fragment by fragment, the arguments of a call to a
 // custom (freeform) tool that was offered upstream as a function with one
 // string argument, {"input": "..."}, so that a Responses client gets the
@@ -65,6 +67,15 @@ func (c *customArgs) add(frag string) string {
 			break // incomplete escape: wait for the rest
 		}
 		i += n
+	}
+	// Nor inside a UTF-8 sequence (a fragment may end in one).
+	for j := i - 1; j >= start && j >= i-utf8.UTFMax; j-- {
+		if utf8.RuneStart(c.args[j]) {
+			if !utf8.FullRune(c.args[j:i]) {
+				i = j
+			}
+			break
+		}
 	}
 	c.pos = i
 	return string(c.args[start:i])
