@@ -6,7 +6,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"ccload/engine/mockupstream"
+	"ccload/mockupstream"
 )
 
 // codexConfig: one channel speaking {{FAM}}.

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"ccload/engine/mockupstream"
+	"ccload/mockupstream"
 )
 
 // preambleConfig: channel a speaks {{FAM}} and answers with a preamble then
