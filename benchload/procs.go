@@ -233,6 +233,9 @@ server:
   listen: %q
   admin_password: %q
   pprof: true
+  # Every benchmark connection comes from 127.0.0.1, up to 10,000 at once.
+  max_conns: 30000
+  max_conns_per_ip: 0
 storage:
   driver: sqlite
   dsn: %q

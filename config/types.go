@@ -2,6 +2,7 @@ package config
 
 import (
 	"encoding/json"
+	"net/netip"
 	"time"
 
 	"ccload/protocol"
@@ -60,6 +61,11 @@ type Server struct {
 	// Pprof serves the Go runtime profiles under /admin/debug/pprof/
 	// (admin password required). Off by default.
 	Pprof bool
+	// Limits bound what one client connection may hold (limits.go).
+	Limits ServerLimits
+	// TrustedProxies are the peers whose X-Forwarded-For and
+	// X-Forwarded-Proto are believed (client IP, Secure cookie).
+	TrustedProxies []netip.Prefix
 }
 
 // Storage is the `storage:` section.
