@@ -337,6 +337,7 @@ type LogEntry struct {
 	Cost             float64      `json:"cost"`
 	Stream           bool         `json:"stream"`
 	Incomplete       bool         `json:"incomplete"`
+	Unpriced         bool         `json:"unpriced"` // cost 0 because the model has no price, not because it was free
 	ClientIP         string       `json:"client_ip"`
 	Error            string       `json:"error"`
 }

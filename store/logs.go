@@ -16,10 +16,10 @@ var logColumns = []string{
 	"status", "failure_kind", "failure_scope", "attempts", "attempts_json",
 	"ttfb_ms", "duration_ms", "input_tokens", "output_tokens",
 	"cache_read_tokens", "cache_write_tokens", "reasoning_tokens",
-	"cost", "stream", "incomplete", "client_ip", "error_msg",
+	"cost", "stream", "incomplete", "client_ip", "error_msg", "unpriced",
 }
 
-// insertChunk is how many rows one INSERT statement carries: 64 rows of 27
+// insertChunk is how many rows one INSERT statement carries: 64 rows of 28
 // columns stay far below every dialect's placeholder limit (SQLite 32766,
 // MySQL and PostgreSQL 65535) while saving most round trips.
 const insertChunk = 64
@@ -31,7 +31,7 @@ func logArgs(r *LogRow) []any {
 		r.Status, r.FailureKind, r.FailureScope, r.Attempts, r.AttemptsJSON,
 		r.TTFBMs, r.DurationMs, r.InputTokens, r.OutputTokens,
 		r.CacheReadTokens, r.CacheWriteTokens, r.ReasoningTokens,
-		r.Cost, r.Stream, r.Incomplete, r.ClientIP, r.Error,
+		r.Cost, r.Stream, r.Incomplete, r.ClientIP, r.Error, r.Unpriced,
 	}
 }
 
@@ -44,7 +44,7 @@ func scanLog(rows *sql.Rows) (LogRow, error) {
 		&r.Status, &r.FailureKind, &r.FailureScope, &r.Attempts, &r.AttemptsJSON,
 		&r.TTFBMs, &r.DurationMs, &r.InputTokens, &r.OutputTokens,
 		&r.CacheReadTokens, &r.CacheWriteTokens, &r.ReasoningTokens,
-		&r.Cost, &r.Stream, &r.Incomplete, &r.ClientIP, &r.Error)
+		&r.Cost, &r.Stream, &r.Incomplete, &r.ClientIP, &r.Error, &r.Unpriced)
 	r.Time = fromMillis(ts)
 	return r, err
 }
