@@ -9,30 +9,23 @@ import (
 	"unicode/utf8"
 )
 
-// CatalogCopy is the last good copy of the price catalog fetched from URL
-// (issue 19): the document as fetched, already validated by the caller.
+// The price catalog's last good copy (issue 19), one row per catalog URL:
+// the document as fetched, validated by the caller, so that a server that
+// starts while the catalog is unreachable still prices the catalog's
+// models. Every Store that Open returns has these two methods; they are
+// not in the Store interface because only the catalog sync uses them
+// (package pricing/catalog states the interface it needs).
+
+// CatalogCopy is the saved copy of the price catalog fetched from URL.
 type CatalogCopy struct {
 	URL     string
 	Body    []byte
 	Fetched time.Time
 }
 
-// CatalogStore keeps the last good copy of each price catalog URL, so a
-// server that starts while the catalog is unreachable still prices the
-// catalog's models. Every Store that Open returns implements it; it is a
-// separate interface because only the catalog sync needs it.
-type CatalogStore interface {
-	// SaveCatalog creates or replaces the copy for c.URL.
-	SaveCatalog(ctx context.Context, c CatalogCopy) error
-	// LoadCatalog returns the copy for url; ok is false when there is none.
-	LoadCatalog(ctx context.Context, url string) (c CatalogCopy, ok bool, err error)
-}
-
-var _ CatalogStore = (*sqlStore)(nil)
-
-// SaveCatalog implements CatalogStore. Delete-then-insert in one
-// transaction is the same SQL in every dialect, and the table has one row
-// per configured URL, so the upsert's extra statement costs nothing.
+// SaveCatalog creates or replaces the copy for c.URL. Delete-then-insert in
+// one transaction is the same SQL in every dialect, and the table has one
+// row per configured URL, so the upsert's extra statement costs nothing.
 func (s *sqlStore) SaveCatalog(ctx context.Context, c CatalogCopy) error {
 	if c.URL == "" || len(c.URL) > maxURL {
 		return fmt.Errorf("store: save catalog: url must be 1 to %d bytes", maxURL)
@@ -54,7 +47,7 @@ func (s *sqlStore) SaveCatalog(ctx context.Context, c CatalogCopy) error {
 	return nil
 }
 
-// LoadCatalog implements CatalogStore.
+// LoadCatalog returns the copy for url; ok is false when there is none.
 func (s *sqlStore) LoadCatalog(ctx context.Context, url string) (CatalogCopy, bool, error) {
 	var body string
 	var ms int64

@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -8,13 +9,19 @@ import (
 	"ccload/store"
 )
 
+// catalogStore is what package pricing/catalog asks of the store.
+type catalogStore interface {
+	SaveCatalog(ctx context.Context, c store.CatalogCopy) error
+	LoadCatalog(ctx context.Context, url string) (store.CatalogCopy, bool, error)
+}
+
 // testCatalogCopy: the last good copy of a price catalog survives a reopen,
 // is kept per URL, is replaced by a newer save, and a large document (the
 // real catalog is several MB) round-trips byte for byte.
 func testCatalogCopy(t *testing.T, open Opener) {
 	ctx := ctxFor(t)
 	s := mustOpen(t, open)
-	cs, ok := s.(store.CatalogStore)
+	cs, ok := s.(catalogStore)
 	if !ok {
 		t.Fatalf("%s store does not implement CatalogStore", s.Driver())
 	}
@@ -31,7 +38,7 @@ func testCatalogCopy(t *testing.T, open Opener) {
 			t.Fatal(err)
 		}
 	}
-	reopened := mustOpen(t, open).(store.CatalogStore)
+	reopened := mustOpen(t, open).(catalogStore)
 	for _, want := range []store.CatalogCopy{second, other} {
 		got, ok, err := reopened.LoadCatalog(ctx, want.URL)
 		if err != nil || !ok || string(got.Body) != string(want.Body) || !got.Fetched.Equal(want.Fetched.Truncate(time.Millisecond)) {
