@@ -64,6 +64,7 @@ func (s *Server) channelList(ctx context.Context) ([]Channel, error) {
 			ChannelConfig: channelConfig(ch),
 			Paused:        live.Paused, InFlight: live.InFlight, RPM: live.RPM,
 			Cooldowns: []Cooldown{}, Today: today[live.Name],
+			Unpriced: append([]string{}, live.Unpriced...),
 		}
 		for i, u := range live.URLs {
 			if i < len(c.URLs) {

@@ -238,6 +238,10 @@ type Channel struct {
 	// when the channel has none or it has not run yet. key is a fingerprint,
 	// url is masked.
 	LastCheck *engine.ProbeResult `json:"last_check"`
+	// Unpriced lists the enabled models that have no price: their requests
+	// are logged as unpriced with cost 0, or refused under a cost limit
+	// (routing.unpriced). [] when every model is priced.
+	Unpriced []string `json:"unpriced"`
 }
 
 // Cooldown is one cooling component.
