@@ -85,3 +85,32 @@ func TestClean(t *testing.T) {
 		t.Error("checkIdent over the limit: nil")
 	}
 }
+
+// TestChunkSizes checks that the prepared INSERT sizes cover every batch
+// size exactly, largest statements first.
+func TestChunkSizes(t *testing.T) {
+	for i := 1; i < len(insertSizes); i++ {
+		if insertSizes[i] != insertSizes[i-1]/2 {
+			t.Fatalf("insertSizes %v: want halving powers of two", insertSizes)
+		}
+	}
+	if insertSizes[len(insertSizes)-1] != 1 {
+		t.Fatalf("insertSizes %v: want it to end in 1", insertSizes)
+	}
+	for n := 0; n <= 1000; n++ {
+		sum, prev := 0, 0
+		for _, i := range chunkSizes(n) {
+			if i < prev {
+				t.Fatalf("chunkSizes(%d) = %v: not largest first", n, chunkSizes(n))
+			}
+			prev = i
+			sum += insertSizes[i]
+		}
+		if sum != n {
+			t.Fatalf("chunkSizes(%d) covers %d rows", n, sum)
+		}
+	}
+	if got := len(chunkSizes(200)); got != 3 {
+		t.Errorf("200 rows take %d statements, want 3 (128+64+8)", got)
+	}
+}

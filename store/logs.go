@@ -19,20 +19,16 @@ var logColumns = []string{
 	"cost", "stream", "incomplete", "client_ip", "error_msg", "unpriced",
 }
 
-// insertChunk is how many rows one INSERT statement carries: 64 rows of 28
-// columns stay far below every dialect's placeholder limit (SQLite 32766,
-// MySQL and PostgreSQL 65535) while saving most round trips.
-const insertChunk = 64
-
-func logArgs(r *LogRow) []any {
-	return []any{
+// appendLogArgs appends r's values in the order of logColumns.
+func appendLogArgs(args []any, r *LogRow) []any {
+	return append(args,
 		millis(r.Time), r.RequestID, r.Token, r.Channel, r.KeyFP, r.URL,
 		r.ClientProtocol, r.UpstreamProtocol, r.Model, r.UpstreamModel,
 		r.Status, r.FailureKind, r.FailureScope, r.Attempts, r.AttemptsJSON,
 		r.TTFBMs, r.DurationMs, r.InputTokens, r.OutputTokens,
 		r.CacheReadTokens, r.CacheWriteTokens, r.ReasoningTokens,
 		r.Cost, r.Stream, r.Incomplete, r.ClientIP, r.Error, r.Unpriced,
-	}
+	)
 }
 
 func scanLog(rows *sql.Rows) (LogRow, error) {
@@ -49,22 +45,6 @@ func scanLog(rows *sql.Rows) (LogRow, error) {
 	return r, err
 }
 
-// insertLogsSQL returns the INSERT statement for n rows.
-func (s *sqlStore) insertLogsSQL(n int) string {
-	row := "(" + strings.Repeat("?, ", len(logColumns)-1) + "?)"
-	var b strings.Builder
-	b.WriteString("INSERT INTO request_logs (")
-	b.WriteString(strings.Join(logColumns, ", "))
-	b.WriteString(") VALUES ")
-	for i := range n {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString(row)
-	}
-	return s.d.q(b.String())
-}
-
 // InsertLogs implements Store.
 func (s *sqlStore) InsertLogs(ctx context.Context, rows []LogRow) error {
 	if len(rows) == 0 {
@@ -74,19 +54,36 @@ func (s *sqlStore) InsertLogs(ctx context.Context, rows []LogRow) error {
 	for i := range rows {
 		clean[i] = cleanLog(rows[i])
 	}
-	err := s.withTx(ctx, func(tx *sql.Tx) error {
-		args := make([]any, 0, insertChunk*len(logColumns))
-		for start := 0; start < len(clean); start += insertChunk {
-			chunk := clean[start:min(start+insertChunk, len(clean))]
+	// Prepare before BEGIN: preparing takes a connection of its own, and an
+	// in-memory SQLite database has only the one the transaction holds.
+	sizes := chunkSizes(len(clean))
+	insertStmts := make([]*sql.Stmt, len(sizes))
+	for n, i := range sizes {
+		st, err := s.insertStmt(ctx, i)
+		if err != nil {
+			return fmt.Errorf("store: insert %d logs: prepare: %w", len(rows), err)
+		}
+		insertStmts[n] = st
+	}
+	usage, err := s.usageStmt(ctx)
+	if err != nil {
+		return fmt.Errorf("store: insert %d logs: prepare: %w", len(rows), err)
+	}
+	err = s.withTx(ctx, func(tx *sql.Tx) error {
+		args := make([]any, 0, min(len(clean), insertSizes[0])*len(logColumns))
+		start := 0
+		for n, i := range sizes {
+			chunk := clean[start : start+insertSizes[i]]
+			start += len(chunk)
 			args = args[:0]
-			for i := range chunk {
-				args = append(args, logArgs(&chunk[i])...)
+			for j := range chunk {
+				args = appendLogArgs(args, &chunk[j])
 			}
-			if _, err := tx.ExecContext(ctx, s.insertLogsSQL(len(chunk)), args...); err != nil {
+			if _, err := tx.StmtContext(ctx, insertStmts[n]).ExecContext(ctx, args...); err != nil {
 				return err
 			}
 		}
-		return s.addUsage(ctx, tx, clean)
+		return s.addUsage(ctx, tx, usage, clean)
 	})
 	if err != nil {
 		return fmt.Errorf("store: insert %d logs: %w", len(rows), err)

@@ -17,8 +17,9 @@ import (
 
 // sqlStore is the Store of every dialect: one *sql.DB and the dialect's SQL.
 type sqlStore struct {
-	db *sql.DB
-	d  dialect
+	db    *sql.DB
+	d     dialect
+	stmts stmts
 }
 
 // sqliteParams are appended to every SQLite DSN. Parameters the operator
@@ -152,7 +153,10 @@ func (s *sqlStore) Ping(ctx context.Context) error { return s.db.PingContext(ctx
 func (s *sqlStore) Driver() string { return s.d.name }
 
 // Close implements Store.
-func (s *sqlStore) Close() error { return s.db.Close() }
+func (s *sqlStore) Close() error {
+	s.stmts.close()
+	return s.db.Close()
+}
 
 // withTx runs fn in a transaction and commits it when fn returns nil.
 func (s *sqlStore) withTx(ctx context.Context, fn func(tx *sql.Tx) error) error {

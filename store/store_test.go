@@ -136,7 +136,7 @@ func uniqueName() string {
 
 // adminExec runs create on the server at dsn and registers drop with
 // t.Cleanup.
-func adminExec(t *testing.T, driver, dsn, create, drop string) error {
+func adminExec(t testing.TB, driver, dsn, create, drop string) error {
 	db, err := sql.Open(driver, dsn)
 	if err != nil {
 		return err
@@ -232,16 +232,55 @@ func TestOpenErrors(t *testing.T) {
 	}
 }
 
-// BenchmarkInsertLogs measures batches of the Writer's default size on
-// SQLite, the default storage.
+// BenchmarkInsertLogs measures batches of the Writer's default size on each
+// dialect (PostgreSQL and MySQL only when their DSN is set). Results before
+// and after prepared multi-row statements are in BENCH.md.
 func BenchmarkInsertLogs(b *testing.B) {
-	s, err := store.Open(context.Background(), "sqlite", filepath.Join(b.TempDir(), "bench.db"))
+	b.Run("sqlite", func(b *testing.B) {
+		benchInsertLogs(b, "sqlite", filepath.Join(b.TempDir(), "bench.db"))
+	})
+	b.Run("postgres", func(b *testing.B) {
+		base := os.Getenv(envPostgres)
+		if base == "" {
+			b.Skip(envPostgres + " is not set")
+		}
+		name := uniqueName()
+		if err := adminExec(b, "pgx", base, "CREATE SCHEMA "+name, "DROP SCHEMA IF EXISTS "+name+" CASCADE"); err != nil {
+			b.Fatal(err)
+		}
+		dsn, err := withSearchPath(base, name)
+		if err != nil {
+			b.Fatal(err)
+		}
+		benchInsertLogs(b, "postgres", dsn)
+	})
+	b.Run("mysql", func(b *testing.B) {
+		base := os.Getenv(envMySQL)
+		if base == "" {
+			b.Skip(envMySQL + " is not set")
+		}
+		name := uniqueName()
+		if err := adminExec(b, "mysql", base, "CREATE DATABASE "+name, "DROP DATABASE IF EXISTS "+name); err != nil {
+			b.Fatal(err)
+		}
+		cfg, err := mysql.ParseDSN(base)
+		if err != nil {
+			b.Fatal(err)
+		}
+		cfg.DBName = name
+		benchInsertLogs(b, "mysql", cfg.FormatDSN())
+	})
+}
+
+func benchInsertLogs(b *testing.B, driver, dsn string) {
+	s, err := store.Open(context.Background(), driver, dsn)
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer s.Close()
 	batch := makeRows(store.DefaultWriterOptions.BatchSize)
 	ctx := context.Background()
+	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
 		if err := s.InsertLogs(ctx, batch); err != nil {

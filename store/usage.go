@@ -11,11 +11,12 @@ import (
 // usageKey is one usage_daily row's identity.
 type usageKey struct{ day, token, channel, model string }
 
-// addUsage adds rows to usage_daily inside tx. The rows are summed per key
+// addUsage adds rows to usage_daily inside tx, with prepared, the upsert
+// prepared on the database. The rows are summed per key
 // first, so a batch costs one upsert per key rather than per row, and the
 // upserts run in key order, so two instances writing overlapping batches lock
 // rows in the same order and cannot deadlock each other.
-func (s *sqlStore) addUsage(ctx context.Context, tx *sql.Tx, rows []LogRow) error {
+func (s *sqlStore) addUsage(ctx context.Context, tx *sql.Tx, prepared *sql.Stmt, rows []LogRow) error {
 	sums := map[usageKey]*UsageDay{}
 	for i := range rows {
 		r := &rows[i]
@@ -44,10 +45,7 @@ func (s *sqlStore) addUsage(ctx context.Context, tx *sql.Tx, rows []LogRow) erro
 			cmp.Compare(a.channel, b.channel), cmp.Compare(a.model, b.model))
 	})
 
-	stmt, err := tx.PrepareContext(ctx, s.d.q(s.d.upsertUsage))
-	if err != nil {
-		return err
-	}
+	stmt := tx.StmtContext(ctx, prepared)
 	defer stmt.Close()
 	for _, k := range keys {
 		u := sums[k]
