@@ -28,18 +28,23 @@ func (e *Engine) Prices(snap *config.Snapshot) *pricing.Table {
 	if e.catalog != nil {
 		cat = e.catalog.Prices()
 	}
-	e.priceMu.Lock()
-	defer e.priceMu.Unlock()
-	if e.priceSnap == snap && e.priceCat == cat && e.priceTable != nil {
-		return e.priceTable
+	if b := e.prices.Load(); b != nil && b.snap == snap && b.cat == cat {
+		return b.table // every request asks: no lock on the common path
 	}
 	over := make(map[string]pricing.Price, len(snap.Pricing))
 	for name, p := range snap.Pricing {
 		over[name] = pricing.Price{Input: p.Input, Output: p.Output, CacheRead: p.CacheRead, CacheWrite: p.CacheWrite}
 	}
-	e.priceSnap, e.priceCat = snap, cat
-	e.priceTable = pricing.Default().WithCatalog(cat).With(over)
-	return e.priceTable
+	b := &priceBuild{snap: snap, cat: cat, table: pricing.Default().WithCatalog(cat).With(over)}
+	e.prices.Store(b) // two builders racing both build the same table; either may stay
+	return b.table
+}
+
+// priceBuild is the price table built for one snapshot and catalog copy.
+type priceBuild struct {
+	snap  *config.Snapshot
+	cat   *pricing.Table
+	table *pricing.Table
 }
 
 // cost prices one request's usage on the model that was sent upstream, or,

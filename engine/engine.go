@@ -84,10 +84,7 @@ type Engine struct {
 	ledger     *ledger
 	lastChecks sync.Map // channel name -> ProbeResult
 	unpriced   sync.Map // models already reported as missing a price
-	priceMu    sync.Mutex
-	priceSnap  *config.Snapshot
-	priceCat   *pricing.Table
-	priceTable *pricing.Table
+	prices     atomic.Pointer[priceBuild]
 	catalog    PriceCatalog
 	upstream   *upstreams
 	started    time.Time
