@@ -7,7 +7,7 @@ CCLOAD_TEST_POSTGRES ?= postgres://postgres@127.0.0.1:5432/test?sslmode=disable
 CCLOAD_TEST_MYSQL    ?= root@tcp(127.0.0.1:3306)/test
 export CCLOAD_TEST_POSTGRES CCLOAD_TEST_MYSQL
 
-.PHONY: build test test-short test-web demo lint bench clean
+.PHONY: build test test-short test-web test-clients demo lint bench clean soak
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN) .
@@ -22,6 +22,17 @@ test-short:
 test-web: build
 	cd webui/e2e && npm ci --no-audit --no-fund && node --test --test-concurrency=1
 
+# The real Claude Code, Codex CLI and Gemini CLI through `ccload serve` to the
+# mock upstream in every family (clients/doc.go). clients/install.sh installs
+# the pinned CLIs from npm into a cache outside the repo (or reuses it); a
+# missing CLI fails the target. About 32 CLI runs, CLIENTS_PARALLEL at once.
+CLIENTS_PARALLEL ?= 3
+test-clients: build
+	@dir=$$(bash clients/install.sh) && \
+	  $(GO) vet -tags clients ./clients/ && \
+	  CCLOAD_CLIENTS_DIR="$$dir" CCLOAD_BIN="$(abspath $(BIN))" \
+	  $(GO) test -tags clients -count=1 -v -timeout 25m -parallel $(CLIENTS_PARALLEL) -run TestClients ./clients/
+
 demo: build
 	./$(BIN) demo -c ccload.example.yaml
 
@@ -29,6 +40,11 @@ lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
+
+# Randomised-fault soak of the real binary (README, "Soak"); not in `make test`.
+# SOAK_DURATION (default 3m), SOAK_STORES (sqlite,postgres), SOAK_FAULT_RATE (0.19).
+soak:
+	$(GO) test -tags soak -run TestSoak -count=1 -timeout 60m -v ./soak/
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
