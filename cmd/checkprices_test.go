@@ -12,7 +12,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"ccload/engine/mockupstream"
+	"ccload/mockupstream"
 )
 
 // unpricedYAML serves one priced and two made-up models, with a catalog
