@@ -8,14 +8,14 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"ccload/admin"
+	"ccload/adminapi"
 )
 
 // ChannelsOptions are the flags of `ccload channels`.
 type ChannelsOptions struct {
 	IO     IOStreams
 	Admin  AdminFlags
-	Client func() (*admin.Client, error)
+	Client func() (*adminapi.Client, error)
 	JSON   bool
 }
 
@@ -107,7 +107,7 @@ func costCell(usd float64, tty bool) cell {
 // check when the channel has one ("check ok 120ms" / "check FAIL url/timeout"),
 // then the models without a price ("unpriced my-model, other" /
 // "unpriced:my-model|other"), which cost 0 or are refused under cost limits.
-func liveList(c admin.Channel, tty bool) string {
+func liveList(c adminapi.Channel, tty bool) string {
 	out := joinLive(checkNote(c, tty), cooldownList(c.Cooldowns, tty), tty)
 	if len(c.Unpriced) == 0 {
 		return out
@@ -133,7 +133,7 @@ func joinLive(note, out string, tty bool) string {
 }
 
 // checkNote is the latest scheduled check, "" when there is none.
-func checkNote(c admin.Channel, tty bool) string {
+func checkNote(c adminapi.Channel, tty bool) string {
 	lc := c.LastCheck
 	if lc == nil {
 		return ""
@@ -152,7 +152,7 @@ func checkNote(c admin.Channel, tty bool) string {
 
 // cooldownList shows what cools: one per line, "key sk-a…f3c9 4m12s", for
 // people; "key:sk-a…f3c9#1a2b3c4d:252, model:opus:30" for scripts.
-func cooldownList(cds []admin.Cooldown, tty bool) string {
+func cooldownList(cds []adminapi.Cooldown, tty bool) string {
 	if len(cds) == 0 {
 		if tty {
 			return "-"
