@@ -55,6 +55,8 @@ type Options struct {
 	// Transport sends upstream requests; nil = a tuned http.Transport per
 	// proxy setting. Tests may inject one.
 	Transport http.RoundTripper
+	// Retention, when set, reports log_retention runs in /health.
+	Retention interface{ Stats() store.RetentionStats }
 }
 
 // Engine serves the proxy endpoints. Create it with New; it is safe for
@@ -82,6 +84,7 @@ type Engine struct {
 	priceTable *pricing.Table
 	upstream   *upstreams
 	started    time.Time
+	retention  interface{ Stats() store.RetentionStats }
 
 	inflight     atomic.Int64
 	unauthorized atomic.Int64
@@ -96,6 +99,7 @@ func New(opts Options) *Engine {
 		cooldowns: opts.Cooldowns,
 		clock:     opts.Clock,
 		log:       opts.Logger,
+		retention: opts.Retention,
 	}
 	if e.clock == nil {
 		e.clock = realClock{}
