@@ -20,7 +20,7 @@ import (
 	"ccload/config"
 	"ccload/engine"
 	"ccload/engine/cooldown"
-	"ccload/engine/mockupstream"
+	"ccload/mockupstream"
 	"ccload/store"
 )
 

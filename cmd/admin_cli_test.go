@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"ccload/admin"
-	"ccload/engine/mockupstream"
+	"ccload/mockupstream"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/admin")

@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"ccload/engine/mockupstream"
+	"ccload/mockupstream"
 )
 
 // demoToken is the client token of the demo entry in ccload.example.yaml

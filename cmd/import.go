@@ -12,7 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"ccload/legacy"
+	"ccload/importer"
 )
 
 // ImportOptions are the flags of `ccload import`.
@@ -56,7 +56,7 @@ without --force), 2 usage error.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
 			opts.File = args[0]
-			if opts.Format != "" && !slices.Contains(legacy.Formats, legacy.Format(opts.Format)) {
+			if opts.Format != "" && !slices.Contains(importer.Formats, importer.Format(opts.Format)) {
 				return &exitError{code: exitUsage, err: fmt.Errorf("ccload import: --format %q: want ccload-csv or litellm", opts.Format)}
 			}
 			if runF != nil {
@@ -81,7 +81,7 @@ func importRun(opts *ImportOptions) error {
 	if err != nil {
 		return fail("%v", err)
 	}
-	cfg, err := legacy.Read(data, legacy.Format(opts.Format))
+	cfg, err := importer.Read(data, importer.Format(opts.Format))
 	if err != nil {
 		return fail("%s: %v", source, err)
 	}
@@ -91,11 +91,11 @@ func importRun(opts *ImportOptions) error {
 	}
 	// Literal keys go to a file the operator chose, or to the terminal only
 	// with --with-secrets; everywhere else they become references.
-	mode := legacy.KeepSecrets
+	mode := importer.KeepSecrets
 	if opts.EnvKeys || !toFile && !opts.WithSecrets {
-		mode = legacy.EnvSecrets
+		mode = importer.EnvSecrets
 	}
-	res, err := legacy.Render(cfg, source, mode)
+	res, err := importer.Render(cfg, source, mode)
 	if err != nil {
 		return fail("%v", err)
 	}
@@ -105,7 +105,7 @@ func importRun(opts *ImportOptions) error {
 	}
 	// Never hand over a file `ccload check` would reject. The loader's
 	// messages name keys by position, never by value.
-	if err := legacy.Validate(outName, res.YAML); err != nil {
+	if err := importer.Validate(outName, res.YAML); err != nil {
 		return fail("the converted config does not pass the config check (a bug in the importer):\n%v", err)
 	}
 	if toFile {
@@ -134,7 +134,7 @@ func readImportInput(opts *ImportOptions) ([]byte, string, error) {
 
 // importReport tells on stderr what happened and what to do next; export
 // lines with key values are printed only with --env-keys --with-secrets.
-func importReport(opts *ImportOptions, cfg *legacy.Config, res *legacy.Result, source, outName string, toFile bool) {
+func importReport(opts *ImportOptions, cfg *importer.Config, res *importer.Result, source, outName string, toFile bool) {
 	w := opts.IO.Err
 	disabled, notes := 0, len(cfg.Notes)
 	for _, ch := range cfg.Channels {
@@ -171,7 +171,7 @@ func importReport(opts *ImportOptions, cfg *legacy.Config, res *legacy.Result, s
 			fmt.Fprintln(out, exportLine(e.Name, e.Value))
 		}
 	}
-	if vars := legacy.Vars(res.YAML); len(vars) > 0 {
+	if vars := importer.Vars(res.YAML); len(vars) > 0 {
 		fmt.Fprintln(w, "set these variables before check or serve:")
 		line := " "
 		for _, v := range vars {

@@ -10,16 +10,16 @@ import (
 	"testing"
 
 	"ccload/config"
-	"ccload/legacy"
+	"ccload/importer"
 )
 
-// The samples of the legacy package; every secret in them contains
+// The samples of the importer package; every secret in them contains
 // TESTKEY or TESTSECRET, so a leak is easy to find.
 var (
 	importSamples = []string{
-		"../legacy/testdata/ccload_export.csv",
-		"../legacy/testdata/ccload_legacy_zh.csv",
-		"../legacy/testdata/litellm_config.yaml",
+		"../importer/testdata/ccload_export.csv",
+		"../importer/testdata/ccload_legacy_zh.csv",
+		"../importer/testdata/litellm_config.yaml",
 	}
 	sampleSecret = regexp.MustCompile(`[^\s'"]*TEST(KEY|SECRET)[^\s'",]*`)
 	neverInFile  = regexp.MustCompile(`[^\s'"]*(TESTSECRET|lf-TESTKEY)[^\s'",]*`)
@@ -125,7 +125,7 @@ func TestImportNoKeysOnTerminal(t *testing.T) {
 					}
 				}
 				if !flags.toFile {
-					if err := legacy.Validate("stdout", stdout.Bytes()); err != nil {
+					if err := importer.Validate("stdout", stdout.Bytes()); err != nil {
 						t.Errorf("stdout is not a valid config: %v", err)
 					}
 					return
@@ -153,7 +153,7 @@ func TestImportNoKeysOnTerminal(t *testing.T) {
 // TestImportWithSecrets: --with-secrets is the one way a key reaches the
 // terminal, which also shows the leak check above can fail.
 func TestImportWithSecrets(t *testing.T) {
-	in := "../legacy/testdata/ccload_export.csv"
+	in := "../importer/testdata/ccload_export.csv"
 	io, stdout, _ := importIO("")
 	if err := importRun(&ImportOptions{IO: io, File: in, WithSecrets: true}); err != nil {
 		t.Fatal(err)
@@ -197,7 +197,7 @@ func TestImportOutputFile(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "ccload.yaml")
 	os.WriteFile(out, []byte("keep me\n"), 0o644)
-	in := "../legacy/testdata/litellm_config.yaml"
+	in := "../importer/testdata/litellm_config.yaml"
 
 	io, _, _ := importIO("")
 	err := importRun(&ImportOptions{IO: io, File: in, Output: out})
@@ -217,7 +217,7 @@ func TestImportOutputFile(t *testing.T) {
 	if st, _ := os.Stat(out); st.Mode().Perm() != 0o600 {
 		t.Errorf("--force left mode %v, want 0600", st.Mode().Perm())
 	}
-	if _, err := config.Parse(out, importReadFile(t, out), legacy.PlaceholderEnv()); err != nil {
+	if _, err := config.Parse(out, importReadFile(t, out), importer.PlaceholderEnv()); err != nil {
 		t.Errorf("--force output does not load: %v", err)
 	}
 	for _, want := range []string{"imported 8 channels (2 disabled)", "1 literal key written", "AZURE_API_KEY", "next: ccload check --offline -c "} {

@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"ccload/engine/mockupstream"
+	"ccload/mockupstream"
 )
 
 // MockOptions are the flags of the hidden `ccload mock-upstream`.

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"ccload/engine/mockupstream"
+	"ccload/mockupstream"
 	"ccload/store"
 )
 

@@ -9,7 +9,7 @@ import (
 
 	"ccload/engine/cooldown"
 	"ccload/engine/failure"
-	"ccload/engine/mockupstream"
+	"ccload/mockupstream"
 )
 
 // checksConfig: channel a serves m1 and m2 and probes m1 every 200ms;

@@ -13,7 +13,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"ccload/engine/mockupstream"
+	"ccload/mockupstream"
 )
 
 // SDK conformance (issue 4, "How it is checked"): for every client family ×

@@ -13,7 +13,7 @@ import (
 
 	"ccload/engine/cooldown"
 	"ccload/engine/failure"
-	"ccload/engine/mockupstream"
+	"ccload/mockupstream"
 )
 
 // failoverConfig: channel a (priority 10, two keys, sequential) and channel

@@ -13,7 +13,7 @@ import (
 
 	"ccload/config"
 	"ccload/engine"
-	"ccload/engine/mockupstream"
+	"ccload/mockupstream"
 	"ccload/store"
 )
 

@@ -13,7 +13,7 @@ import (
 	"ccload/engine"
 	"ccload/engine/cooldown"
 	"ccload/engine/failure"
-	"ccload/engine/mockupstream"
+	"ccload/mockupstream"
 )
 
 // limitsConfig: channel a (priority 10) with {{A_EXTRA}} settings and

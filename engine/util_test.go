@@ -1,7 +1,7 @@
 package engine_test
 
 import (
-	"ccload/engine/mockupstream"
+	"ccload/mockupstream"
 
 	"crypto/sha256"
 	"encoding/hex"

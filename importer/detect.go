@@ -1,4 +1,4 @@
-package legacy
+package importer
 
 import (
 	"bytes"

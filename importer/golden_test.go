@@ -1,4 +1,4 @@
-package legacy
+package importer
 
 import (
 	"bytes"
@@ -69,7 +69,7 @@ func TestGolden(t *testing.T) {
 			}
 			want, err := os.ReadFile(g)
 			if err != nil {
-				t.Fatalf("%v (run go test ./legacy -run Golden -update)", err)
+				t.Fatalf("%v (run go test ./importer -run Golden -update)", err)
 			}
 			if !bytes.Equal(got, want) {
 				t.Errorf("output differs from %s:\n%s", g, firstDiff(string(want), string(got)))

@@ -1,4 +1,4 @@
-package legacy
+package importer
 
 import (
 	"strings"
@@ -124,7 +124,7 @@ func Join(parts ...Value) Value {
 	var v Value
 	for _, p := range parts {
 		if p.Secret != "" {
-			panic("legacy.Join: secret part")
+			panic("importer.Join: secret part")
 		}
 		v.Text += p.Text
 	}

@@ -1,4 +1,4 @@
-// Package legacy converts other gateways' configuration into a ccload
+// Package importer converts other gateways' configuration into a ccload
 // config file: ccLoad's channel CSV export and LiteLLM's proxy config.yaml.
 //
 // A reader (ReadCCLoadCSV, ReadLiteLLM, or Read, which detects the format)
@@ -11,4 +11,4 @@
 //
 // Nothing here prints a key: notes name a key by its position, never by its
 // value, and only Render's caller decides where literal keys may go.
-package legacy
+package importer
