@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"ccload/engine/mockupstream"
+	"ccload/mockupstream"
 	"ccload/store"
 	"ccload/store/pgtemp"
 )
