@@ -7,7 +7,7 @@ CCLOAD_TEST_POSTGRES ?= postgres://postgres@127.0.0.1:5432/test?sslmode=disable
 CCLOAD_TEST_MYSQL    ?= root@tcp(127.0.0.1:3306)/test
 export CCLOAD_TEST_POSTGRES CCLOAD_TEST_MYSQL
 
-.PHONY: build test test-short test-web demo lint bench clean
+.PHONY: build test test-short test-web demo lint bench clean soak
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN) .
@@ -29,6 +29,11 @@ lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
+
+# Randomised-fault soak of the real binary (README, "Soak"); not in `make test`.
+# SOAK_DURATION (default 3m), SOAK_STORES (sqlite,postgres), SOAK_FAULT_RATE (0.19).
+soak:
+	$(GO) test -tags soak -run TestSoak -count=1 -timeout 60m -v ./soak/
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)

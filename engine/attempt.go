@@ -41,30 +41,25 @@ const errorPeekBytes = 64 << 10
 // maxUpstreamBody bounds a non-stream upstream answer held in memory.
 const maxUpstreamBody = 64 << 20
 
-// attemptLoop tries candidates until one answers or routing.max_attempts is
-// spent: the next key of the channel after a key failure, the next URL
-// after a URL failure, the next channel after a model or channel failure
-// (design §5.4-5).
+// attemptLoop visits the request's routes in the order of the routing
+// rule (candidates.go) until one answers or routing.max_attempts is spent,
+// then answers with the last failure, or 503 when nothing could be tried.
 func (e *Engine) attemptLoop(ctx *fasthttp.RequestCtx, r *request, routes []config.Route) {
 	now := e.clock.Now()
 	hs := r.snap.Routing.HealthScore
 	ordered := e.orderRoutes(routes, func(ch *config.Channel) float64 { return e.effectivePriority(ch, hs, now) })
 	p := e.plan(r, ordered, now)
-	if len(p.usable) == 0 {
-		e.reject(ctx, r, p.unavailable(r.model, now))
-		return
-	}
 	var last *attemptResult
 	for _, c := range p.usable {
-		if e.tryRoute(ctx, r, c, &p, &last) {
+		if r.attempts >= max(r.snap.Routing.MaxAttempts, 1) {
+			break
+		}
+		res, done := e.tryRoute(ctx, r, c, &p)
+		if done {
 			return
 		}
-	}
-	// Every usable channel was over a limit: rather than fail, use the
-	// cooling route that recovers soonest, as when everything is cooling.
-	if last == nil && p.fallback != nil && !p.fallbackUsed && r.snap.Routing.Cooldown.Fallback {
-		if e.tryRoute(ctx, r, *p.fallback, &p, &last) {
-			return
+		if res != nil {
+			last = res
 		}
 	}
 	if last == nil {
@@ -74,137 +69,47 @@ func (e *Engine) attemptLoop(ctx *fasthttp.RequestCtx, r *request, routes []conf
 	e.giveUp(ctx, r, last)
 }
 
-// tryRoute runs the attempts of one channel: its keys and URLs in order
+// tryRoute runs the attempts of one route: its keys and URLs in order
 // until one answers, the failure names a wider scope, or max_attempts is
-// spent. It reports whether the client has its answer.
-func (e *Engine) tryRoute(ctx *fasthttp.RequestCtx, r *request, c candidate, p *routePlan, last **attemptResult) bool {
-	maxAttempts := max(r.snap.Routing.MaxAttempts, 1)
-	if r.attempts >= maxAttempts {
-		return false
-	}
+// spent. It reports whether the client has its answer, and otherwise the
+// last failure (nil when nothing was sent).
+func (e *Engine) tryRoute(ctx *fasthttp.RequestCtx, r *request, c candidate, p *routePlan) (last *attemptResult, done bool) {
 	ch := c.route.Channel
 	slot := e.channelLoad.get(ch.Name)
 	if reason := slot.admit(e.clock.Now(), ch.RPMLimit, ch.MaxConcurrency); reason != "" {
 		p.note(ch.Name + " is at its " + reason)
-		return false
+		return nil, false
 	}
-	r.chSlot = slot // held until the response body closes (finish)
+	// The slot is held until the response ends (finish releases r.chSlot)
+	// when this route answers, and given back here otherwise.
+	r.chSlot = slot
+	defer func() {
+		if !done {
+			slot.release()
+			r.chSlot = nil
+		}
+	}()
+	maxAttempts := max(r.snap.Routing.MaxAttempts, 1)
 	keys, urls := e.keyOrder(ch, c.anyway), e.urlOrder(ch, c.anyway)
 	for ki, ui := 0, 0; ki < len(keys) && ui < len(urls) && r.attempts < maxAttempts; {
+		e.claimTrials(c.route, keys[ki], urls[ui])
 		res := e.attempt(ctx, r, c.route, keys[ki], urls[ui])
 		if res.done {
-			return true
+			return nil, true
 		}
-		*last = &res
+		last = &res
 		e.health.get(ch.Name).add(e.clock.Now(), true)
 		e.strike(r, c.route, keys[ki], urls[ui], res.outcome)
-		if res.outcome.Scope == failure.ScopeKey {
+		switch res.outcome.Scope {
+		case failure.ScopeKey:
 			ki++
-		} else if res.outcome.Scope == failure.ScopeURL {
+		case failure.ScopeURL:
 			ui++
-		} else {
-			break
+		default:
+			return last, false
 		}
 	}
-	slot.release()
-	r.chSlot = nil
-	return false
-}
-
-// candidate is one route the attempt loop may try.
-type candidate struct {
-	route  config.Route
-	anyway bool // fallback: try it although it is cooling
-}
-
-// routePlan is the outcome of filtering a request's routes before any
-// attempt: the usable ones in order, and why the others were left out.
-type routePlan struct {
-	usable       []candidate
-	why          []string
-	soonest      time.Time  // first recovery among cooling routes
-	fallback     *candidate // the cooling route that recovers soonest
-	fallbackUsed bool       // it is already in usable
-}
-
-func (p *routePlan) note(s string) { p.why = append(p.why, s) }
-
-// unavailable is the 503 answered when no route could be tried.
-func (p *routePlan) unavailable(model string, now time.Time) *clientError {
-	msg := fmt.Sprintf("no channel can serve model %q right now", model)
-	if !p.soonest.IsZero() {
-		msg += fmt.Sprintf("; the first cooldown ends in %s", p.soonest.Sub(now).Round(time.Second))
-	}
-	if len(p.why) > 0 {
-		msg += " (" + strings.Join(p.why, "; ") + ")"
-	}
-	return &clientError{Status: 503, Msg: msg}
-}
-
-// plan drops routes that are paused, outside their active hours or cooling
-// (design §5.3). When every remaining route is cooling and
-// routing.cooldown.fallback is on, the one that recovers soonest is tried
-// anyway rather than failing the request.
-func (e *Engine) plan(r *request, ordered []config.Route, now time.Time) routePlan {
-	var p routePlan
-	for _, rt := range ordered {
-		ch := rt.Channel
-		switch {
-		case e.Paused(ch.Name):
-			p.note(ch.Name + " is paused")
-			continue
-		case !ch.ActiveHours.Contains(now):
-			p.note(ch.Name + " is outside its active_hours")
-			continue
-		case e.ledger.channelOver(ch, now.UTC().Format(time.DateOnly)):
-			p.note(ch.Name + " reached its daily_cost_limit")
-			continue
-		}
-		if until, cooling := e.routeCooling(rt); cooling {
-			if p.soonest.IsZero() || until.Before(p.soonest) {
-				p.soonest = until
-				p.fallback = &candidate{route: rt, anyway: true}
-			}
-			continue
-		}
-		p.usable = append(p.usable, candidate{route: rt})
-	}
-	if len(p.usable) == 0 && p.fallback != nil && r.snap.Routing.Cooldown.Fallback {
-		p.usable = append(p.usable, *p.fallback)
-		p.fallbackUsed = true
-	}
-	if !p.soonest.IsZero() && len(p.usable) == 0 {
-		p.note("every route is cooling")
-	}
-	return p
-}
-
-// routeCooling reports whether a route cannot be tried now, and when it
-// recovers: its channel or model is cooling, or all its keys or all its URLs
-// are.
-func (e *Engine) routeCooling(rt config.Route) (time.Time, bool) {
-	ch := rt.Channel
-	if until, ok := e.cooldowns.Until(channelScope(ch)); ok {
-		return until, true
-	}
-	if until, ok := e.cooldowns.Until(modelScope(ch, rt.Upstream)); ok {
-		return until, true
-	}
-	keys := make([]cooldownKey, len(ch.Keys))
-	for i := range ch.Keys {
-		keys[i] = keyScope(ch, i)
-	}
-	if until, all := e.cooldowns.AllCooling(keys); all {
-		return until, true
-	}
-	urls := make([]cooldownKey, len(ch.URLs))
-	for i := range ch.URLs {
-		urls[i] = urlScope(ch, i)
-	}
-	if until, all := e.cooldowns.AllCooling(urls); all {
-		return until, true
-	}
-	return time.Time{}, false
+	return last, false
 }
 
 // strike cools the narrowest scope the failure names, then promotes it to
@@ -417,6 +322,7 @@ func (e *Engine) succeeded(r *request, c *upstreamCall, now time.Time) {
 	e.cooldowns.Success(keyScope(ch, c.keyIndex))
 	e.cooldowns.Success(urlScope(ch, c.urlIndex))
 	e.cooldowns.Success(modelScope(ch, c.route.Upstream))
+	e.cooldowns.Success(channelScope(ch)) // ends a promoted cooldown or its half-open trial
 	r.rec.won(c, now.Sub(r.start))
 	if e.bus.Active() {
 		e.bus.publish(r.event("first_byte", now))

@@ -61,44 +61,31 @@ func (e *Engine) orderGroup(g []config.Route) {
 	})
 }
 
-// keyOrder lists the channel's key indexes to try, cooling keys left out.
-// round_robin starts at a rotating position; sequential always at the first.
-// With anyway set (fallback), cooling keys are kept, soonest recovery first.
+// keyOrder lists the channel's key indexes to try: round_robin starts at a
+// rotating position, sequential always at the first; then usableOrder
+// keeps the ones the routing rule allows (candidates.go).
 func (e *Engine) keyOrder(ch *config.Channel, anyway bool) []int {
 	n := len(ch.Keys)
 	start := 0
 	if ch.KeyStrategy != "sequential" && n > 1 {
 		start = int(e.state.keyCursor(ch.Name) % uint64(n))
 	}
-	out := make([]int, 0, n)
+	idx := make([]int, n)
 	for i := range n {
-		k := (start + i) % n
-		if _, cooling := e.cooldowns.Until(keyScope(ch, k)); !cooling || anyway {
-			out = append(out, k)
-		}
+		idx[i] = (start + i) % n
 	}
-	if anyway {
-		slices.SortStableFunc(out, func(a, b int) int {
-			ua, _ := e.cooldowns.Until(keyScope(ch, a))
-			ub, _ := e.cooldowns.Until(keyScope(ch, b))
-			return ua.Compare(ub)
-		})
-	}
-	return out
+	return e.usableOrder(idx, func(i int) cooldownKey { return keyScope(ch, i) }, anyway)
 }
 
-// urlOrder lists the channel's URL indexes to try, cooling URLs left out:
-// never-visited URLs first (in file order) so every URL gets measured, then
-// the rest drawn at random weighted by 1/EWMA latency, so faster URLs get
-// most traffic while slower ones keep being sampled.
-// With anyway set (fallback), cooling URLs are kept.
+// urlOrder lists the channel's URL indexes to try: never-visited URLs
+// first (in file order) so every URL gets measured, then the rest drawn at
+// random weighted by 1/EWMA latency, so faster URLs get most traffic while
+// slower ones keep being sampled; then usableOrder keeps the ones the
+// routing rule allows.
 func (e *Engine) urlOrder(ch *config.Channel, anyway bool) []int {
 	var fresh, seen []int
 	var w []float64
 	for i, u := range ch.URLs {
-		if _, cooling := e.cooldowns.Until(urlScope(ch, i)); cooling && !anyway {
-			continue
-		}
 		ms, visited := e.state.urlLatency(ch.Name, u.URL)
 		if !visited {
 			fresh = append(fresh, i)
@@ -125,7 +112,7 @@ func (e *Engine) urlOrder(ch *config.Channel, anyway bool) []int {
 		seen = slices.Delete(seen, pick, pick+1)
 		w = slices.Delete(w, pick, pick+1)
 	}
-	return fresh
+	return e.usableOrder(fresh, func(i int) cooldownKey { return urlScope(ch, i) }, anyway)
 }
 
 // Cooldown keys for each scope (design §6). The model scope is keyed by the

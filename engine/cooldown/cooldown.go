@@ -89,6 +89,11 @@ type Entry struct {
 	Strikes int          // consecutive failures without a success
 	Kind    failure.Kind // of the last failure
 	Reason  string       // short text of the last failure (Outcome.Message)
+	// Hinted: the last failure carried the upstream's own reset time.
+	Hinted bool
+
+	hardStrikes int       // consecutive failures with a hard reason (state.go)
+	trialUntil  time.Time // a half-open trial is out until then (state.go)
 }
 
 // Policy sets cooldown lengths; the engine builds it from routing.cooldown.
@@ -246,7 +251,16 @@ func (r *Registry) Strike(k Key, o failure.Outcome, pol Policy) Entry {
 	case cooling && e.Until.After(until):
 		until = e.Until
 	}
-	e.Until, e.Kind, e.Reason = until, o.Kind, reason
+	e.Until, e.Kind, e.Reason, e.Hinted = until, o.Kind, reason, o.RetryAfter > 0
+	e.trialUntil = time.Time{}
+	switch {
+	case !hardReason(k.Scope, o.Kind, e.Hinted):
+		e.hardStrikes = 0
+	case !cooling:
+		e.hardStrikes++
+	default:
+		e.hardStrikes = max(e.hardStrikes, 1)
+	}
 	out := *e
 	r.enqueue(write{entry: out})
 	return out
