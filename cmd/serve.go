@@ -100,7 +100,9 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 	}
 
 	metrics := admin.NewMetrics(src)
-	eng := engine.New(engine.Options{Config: src, Logs: metrics.Sink(logs), Cooldowns: cds, Costs: st, Logger: log, Clock: opts.Clock,
+	var eng *engine.Engine
+	prices := newCatalog(st, log, &eng)
+	eng = engine.New(engine.Options{Config: src, Logs: metrics.Sink(logs), Cooldowns: cds, Costs: st, Logger: log, Clock: opts.Clock, Catalog: prices,
 		Retention: retention})
 	adm := admin.New(admin.Options{Config: src, Engine: eng, Store: st, Logs: logs, Metrics: metrics, Clock: opts.Clock, Logger: log, WarmStats: true})
 	if n, err := admin.RestorePauses(ctx, st, eng); err != nil {
@@ -125,6 +127,7 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 	}
 	go eng.RunChecks(watchCtx) // scheduled `check:` probes
 	go retention.Run(watchCtx) // storage.log_retention: now, then hourly
+	startCatalog(watchCtx, prices, src, log)
 	src.OnSwap(func(_, cur *config.Snapshot) { eng.Sweep(cur) })
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)

@@ -58,7 +58,14 @@ type Options struct {
 	Transport http.RoundTripper
 	// Retention, when set, reports log_retention runs in /health.
 	Retention interface{ Stats() store.RetentionStats }
+	// Catalog gives the price catalog's current copy; nil = no catalog
+	// (the embedded table and the file's pricing: entries price).
+	Catalog PriceCatalog
 }
+
+// PriceCatalog yields the prices of the price catalog's current good copy,
+// or nil when there is none. The table must not change once returned.
+type PriceCatalog interface{ Prices() *pricing.Table }
 
 // Engine serves the proxy endpoints. Create it with New; it is safe for
 // concurrent use.
@@ -80,9 +87,8 @@ type Engine struct {
 	ledger     *ledger
 	lastChecks sync.Map // channel name -> ProbeResult
 	unpriced   sync.Map // models already reported as missing a price
-	priceMu    sync.Mutex
-	priceSnap  *config.Snapshot
-	priceTable *pricing.Table
+	prices     atomic.Pointer[priceBuild]
+	catalog    PriceCatalog
 	upstream   *upstreams
 	started    time.Time
 	retention  interface{ Stats() store.RetentionStats }
@@ -101,6 +107,7 @@ func New(opts Options) *Engine {
 		clock:     opts.Clock,
 		log:       opts.Logger,
 		retention: opts.Retention,
+		catalog:   opts.Catalog,
 	}
 	if e.clock == nil {
 		e.clock = realClock{}
