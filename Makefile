@@ -7,7 +7,7 @@ CCLOAD_TEST_POSTGRES ?= postgres://postgres@127.0.0.1:5432/test?sslmode=disable
 CCLOAD_TEST_MYSQL    ?= root@tcp(127.0.0.1:3306)/test
 export CCLOAD_TEST_POSTGRES CCLOAD_TEST_MYSQL
 
-.PHONY: build test test-short test-web demo lint bench clean soak
+.PHONY: build test test-short test-web test-clients demo lint bench clean soak
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN) .
@@ -21,6 +21,17 @@ test-short:
 # The dashboard in headless Chromium (Debian's chromium; webui/e2e/README.md).
 test-web: build
 	cd webui/e2e && npm ci --no-audit --no-fund && node --test --test-concurrency=1
+
+# The real Claude Code, Codex CLI and Gemini CLI through `ccload serve` to the
+# mock upstream in every family (clients/doc.go). clients/install.sh installs
+# the pinned CLIs from npm into a cache outside the repo (or reuses it); a
+# missing CLI fails the target. About 32 CLI runs, CLIENTS_PARALLEL at once.
+CLIENTS_PARALLEL ?= 3
+test-clients: build
+	@dir=$$(bash clients/install.sh) && \
+	  $(GO) vet -tags clients ./clients/ && \
+	  CCLOAD_CLIENTS_DIR="$$dir" CCLOAD_BIN="$(abspath $(BIN))" \
+	  $(GO) test -tags clients -count=1 -v -timeout 25m -parallel $(CLIENTS_PARALLEL) -run TestClients ./clients/
 
 demo: build
 	./$(BIN) demo -c ccload.example.yaml

@@ -72,6 +72,7 @@ var channelFields = fields[Channel]{
 		c.Check = &ck
 	}},
 	boolField("enabled", func(c *Channel) *bool { return &c.Enabled }),
+	boolField("web_search", func(c *Channel) *bool { return &c.WebSearch }),
 }
 
 // decodeChannels reads `channels:` in file order and checks what needs the

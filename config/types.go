@@ -114,6 +114,12 @@ type Channel struct {
 	Rewrite        Rewrite
 	Check          *Check // nil = no scheduled check
 	Enabled        bool
+
+	// WebSearch lets a conversion offer a client's hosted web search tool
+	// as the upstream's own (Anthropic web search, Gemini googleSearch,
+	// Responses web_search). Off (the default) the tool is left out with
+	// a note: the upstream's search is billed and answers differently.
+	WebSearch bool
 }
 
 // URL is one base URL of a channel.

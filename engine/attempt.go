@@ -180,7 +180,8 @@ func (e *Engine) attempt(ctx *fasthttp.RequestCtx, r *request, rt config.Route, 
 	r.attempts++
 	at := r.rec.begin(ch.Name, keyID(ch.Keys[ki]), u.URL, up, rt.Upstream, e.clock.Now())
 
-	body, err := r.upstreamBody(up, rt.Upstream)
+	body, notes, err := r.upstreamBody(up, rt.Upstream, convert.RequestOptions{HostedSearch: ch.WebSearch})
+	at.note(notes)
 	if err == nil {
 		body, err = rewriteBody(ch.Rewrite.Body, body)
 	}
@@ -290,7 +291,7 @@ func (e *Engine) finishJSON(ctx *fasthttp.RequestCtx, r *request, c *upstreamCal
 	}
 	out := b
 	if c.family != r.ep.family {
-		out, err = convert.Response(c.family, r.ep.family, b, r.model)
+		out, err = convert.ResponseFor(c.family, r.ep.family, b, r.model, r.body)
 		if err != nil {
 			o := failure.Outcome{Kind: failure.KindServer, Scope: failure.ScopeModel, Retry: true, Message: "upstream answer could not be converted: " + err.Error()}
 			c.at.end(now, c.resp.StatusCode, o)
@@ -360,10 +361,17 @@ func upstreamFamily(u config.URL, client protocol.Family) protocol.Family {
 // upstreamBody is the body sent to a family: the client's own bytes with
 // only the model renamed for native traffic (design §7: native traffic is
 // never converted), a conversion otherwise.
-func (r *request) upstreamBody(up protocol.Family, model string) ([]byte, error) {
+// The notes say what a conversion dropped or approximated (convert.RequestWith).
+func (r *request) upstreamBody(up protocol.Family, model string, opt convert.RequestOptions) ([]byte, []string, error) {
 	if up != r.ep.family {
-		return convert.Request(r.ep.family, up, r.body, model, r.stream)
+		return convert.RequestWith(r.ep.family, up, r.body, model, r.stream, opt)
 	}
+	body, err := r.nativeBody(up, model)
+	return body, nil, err
+}
+
+// nativeBody is the client's own body for its own family.
+func (r *request) nativeBody(up protocol.Family, model string) ([]byte, error) {
 	body := r.body
 	if up == protocol.OpenAI && r.stream && !r.wantsChatUsage() {
 		// Chat streams report usage only when asked; ask, and relay hides

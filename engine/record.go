@@ -52,6 +52,10 @@ type attemptLog struct {
 	Error         string          `json:"error,omitempty"`
 	start         time.Time
 	mu            *sync.Mutex
+
+	// Notes say what the request conversion dropped or approximated for
+	// this upstream (issue 18: preferences are noted, not refused).
+	Notes []string `json:"notes,omitempty"`
 }
 
 func (rec *record) begin(channel, keyFP, url string, fam protocol.Family, model string, now time.Time) *attemptLog {
@@ -60,6 +64,16 @@ func (rec *record) begin(channel, keyFP, url string, fam protocol.Family, model 
 	rec.attempts = append(rec.attempts, a)
 	rec.mu.Unlock()
 	return a
+}
+
+// note records the conversion notes of the attempt.
+func (a *attemptLog) note(notes []string) {
+	if len(notes) == 0 {
+		return
+	}
+	a.mu.Lock()
+	a.Notes = notes
+	a.mu.Unlock()
 }
 
 func (a *attemptLog) end(now time.Time, status int, o failure.Outcome) {

@@ -109,6 +109,7 @@ func (e *Engine) relay(w *bufio.Writer, r *request, c *upstreamCall, rd *protoco
 	} else {
 		conv = convert.NewStreamWith(c.family, r.ep.family, r.model, convert.StreamOptions{
 			OmitChatUsage: r.ep.family == protocol.OpenAI && !r.wantsChatUsage(),
+			Request:       r.body,
 		})
 	}
 
@@ -209,14 +210,21 @@ func streamError(f protocol.Family, ev *protocol.Event) (failure.Outcome, bool) 
 }
 
 // isContent reports whether an event carries model output, ending the peek.
-// Preamble events (message_start, ping, role-only chunks, response.created)
-// are held back; keep-alive comments never reach here.
+// Preamble events are held back, so an error event after them still fails
+// over like an error before content (issue 18): the client has seen nothing
+// yet. They are Anthropic message_start, ping and a content_block_start
+// with no text yet; a role-only Chat chunk; Responses response.created,
+// in_progress, queued, and an output_item.added or content_part.added that
+// carries no text. Keep-alive comments never reach here.
 func isContent(f protocol.Family, ev *protocol.Event) bool {
 	switch f {
 	case protocol.Anthropic:
 		switch string(ev.Name) {
 		case "message_start", "ping", "":
 			return false
+		case "content_block_start":
+			// A block opens empty; some relays put the first text in it.
+			return gjson.GetBytes(ev.Data, "content_block.text").Str != ""
 		}
 		return true
 	case protocol.OpenAI:
@@ -235,6 +243,10 @@ func isContent(f protocol.Family, ev *protocol.Event) bool {
 		switch string(ev.Name) {
 		case "response.created", "response.in_progress", "response.queued":
 			return false
+		case "response.output_item.added", "response.content_part.added":
+			// An item or part opens empty; text arrives in deltas.
+			return gjson.GetBytes(ev.Data, "part.text").Str != "" ||
+				gjson.GetBytes(ev.Data, "item.content.0.text").Str != ""
 		}
 		return true
 	default: // Gemini: every chunk is a GenerateContentResponse

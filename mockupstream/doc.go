@@ -55,6 +55,12 @@
 //	            built from its schema; text once the last message is a tool
 //	            result, so an agent loop ends
 //	think       a reasoning block before the text (thinking + signature)
+//	shell       for real agent CLIs: when the conversation holds
+//	            "ccload-shell-<nonce>", a call to the client's own shell tool
+//	            (Claude Code Bash, Codex exec_command or code-mode exec,
+//	            Gemini CLI run_shell_command) printing "ccload-tool-ok-<nonce>";
+//	            then a text saying whether the tool result carried it.
+//	            Structured-output requests get a JSON object fitting the schema.
 //
 // # Family shapes of reasoning
 //

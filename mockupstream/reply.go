@@ -71,6 +71,10 @@ type ToolCall struct {
 	ID string
 	// Name is the function name.
 	Name string
+	// Namespace, on a Responses reply, is the namespace the called tool is
+	// nested in (Codex's namespace tools); it is sent as the call item's
+	// "namespace" field. Other families ignore it.
+	Namespace string
 	// Arguments is the JSON object of arguments as a string. Families that
 	// carry a string (Chat, Responses, Anthropic deltas) send it verbatim;
 	// where an object is needed, invalid JSON becomes {}. Empty means {}.

@@ -88,14 +88,16 @@ type respFunctionCall struct {
 	Arguments string `json:"arguments"`
 	CallID    string `json:"call_id"`
 	Name      string `json:"name"`
+	Namespace string `json:"namespace,omitempty"`
 }
 
 type respCustomCall struct {
-	ID     string `json:"id"`
-	Type   string `json:"type"`
-	CallID string `json:"call_id"`
-	Input  string `json:"input"`
-	Name   string `json:"name"`
+	ID        string `json:"id"`
+	Type      string `json:"type"`
+	CallID    string `json:"call_id"`
+	Input     string `json:"input"`
+	Name      string `json:"name"`
+	Namespace string `json:"namespace,omitempty"`
 }
 
 type respEvent struct {
@@ -179,11 +181,11 @@ func respItems(t *turn, rep *Reply) []any {
 	for i, c := range rep.ToolCalls {
 		if c.Custom {
 			out = append(out, respCustomCall{ID: t.callID("ctc_mock", ToolCall{}, i), Type: "custom_tool_call",
-				CallID: t.callID("call_mock", c, i), Input: c.Arguments, Name: c.Name})
+				CallID: t.callID("call_mock", c, i), Input: c.Arguments, Name: c.Name, Namespace: c.Namespace})
 			continue
 		}
 		out = append(out, respFunctionCall{ID: t.callID("fc_mock", ToolCall{}, i), Type: "function_call", Status: "completed",
-			Arguments: c.Arguments, CallID: t.callID("call_mock", c, i), Name: c.Name})
+			Arguments: c.Arguments, CallID: t.callID("call_mock", c, i), Name: c.Name, Namespace: c.Namespace})
 	}
 	return out
 }

@@ -17,7 +17,7 @@ const ScenarioHeader = "x-mock-scenario"
 // package comment documents them.
 var scenarioNames = []string{
 	"fail-400", "fail-401", "fail-429", "fail-500", "fail-529",
-	"soft-error", "reset", "cut", "slow", "tool", "think",
+	"soft-error", "reset", "cut", "slow", "tool", "think", "shell",
 }
 
 // Scenarios returns the names DefaultReply understands (a fresh slice).
@@ -109,6 +109,8 @@ func applyScenario(rep *Reply, name string, r *Recorded) {
 		rep.EventDelay = 150 * time.Millisecond
 	case "think":
 		rep.Thinking, rep.ThinkingSignature = ThinkText, ThinkSignature
+	case "shell":
+		applyShell(rep, r)
 	case "tool":
 		if lastIsToolResult(r.Family, r.Body) {
 			rep.Text = ToolResultText

@@ -30,25 +30,48 @@ var ErrUnrepresentable = errors.New("not representable")
 // per upstream family writes the Req. The fields dropped or refused on each
 // path are listed in the package documentation (doc.go).
 func Request(from, to protocol.Family, body []byte, model string, stream bool) ([]byte, error) {
+	out, _, err := RequestWith(from, to, body, model, stream, RequestOptions{})
+	return out, err
+}
+
+// RequestOptions are what the channel allows a conversion to do.
+type RequestOptions struct {
+	// HostedSearch maps a hosted web search tool (Responses web_search,
+	// Anthropic web_search_*, Gemini googleSearch) to the target's own
+	// (channel web_search: true). Off, the tool is left out with a note:
+	// the upstream's search is billed and behaves differently, so the
+	// operator opts in.
+	HostedSearch bool
+}
+
+// RequestWith is Request with options. It also returns the conversion notes:
+// what was dropped or approximated because the target cannot express it (a
+// preference such as parallel_tool_calls false, a hosted tool left out), one
+// short sentence each in the client's terms, for the log row.
+func RequestWith(from, to protocol.Family, body []byte, model string, stream bool, opt RequestOptions) ([]byte, []string, error) {
 	if from == to {
-		return nil, fmt.Errorf("convert: request %s -> %s is native traffic, not a conversion", from, to)
+		return nil, nil, fmt.Errorf("convert: request %s -> %s is native traffic, not a conversion", from, to)
 	}
 	dec, ok := requestDecoders[from]
 	if !ok {
-		return nil, fmt.Errorf("convert: unknown client family %q", from)
+		return nil, nil, fmt.Errorf("convert: unknown client family %q", from)
 	}
 	enc, ok := requestEncoders[to]
 	if !ok {
-		return nil, fmt.Errorf("convert: unknown upstream family %q", to)
+		return nil, nil, fmt.Errorf("convert: unknown upstream family %q", to)
 	}
 	if !reqValidObject(body) {
-		return nil, fmt.Errorf("%w: request body is not a JSON object", ErrUnrepresentable)
+		return nil, nil, fmt.Errorf("%w: request body is not a JSON object", ErrUnrepresentable)
 	}
-	r := Req{Model: model, Stream: stream}
+	r := Req{Model: model, Stream: stream, opt: opt}
 	if err := dec(&r, body, to); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return enc(&r)
+	if err := r.checkToolNames(); err != nil {
+		return nil, nil, err
+	}
+	out, err := enc(&r)
+	return out, r.Notes, err
 }
 
 // requestDecoders and requestEncoders are the explicit tables behind the 12
@@ -94,6 +117,36 @@ type Req struct {
 	Reasoning Reasoning
 	Format    *OutputFormat // structured output; nil: free text
 	Verbosity string        // OpenAI verbosity hint: low, medium, high
+
+	// Search offers the target's hosted web search tool (the client asked
+	// for one and the channel allows it).
+	Search bool
+	// Notes say what the conversion dropped or approximated (RequestWith).
+	Notes []string
+
+	opt RequestOptions
+}
+
+// note records a conversion note.
+func (r *Req) note(format string, args ...any) {
+	r.Notes = append(r.Notes, fmt.Sprintf(format, args...))
+}
+
+// checkToolNames refuses two tools offered under one name, which flattening
+// could produce (a plain tool named like a flattened one): the answer's
+// calls could not be told apart.
+func (r *Req) checkToolNames() error {
+	if len(r.Tools) < 2 {
+		return nil
+	}
+	seen := make(map[string]bool, len(r.Tools))
+	for _, t := range r.Tools {
+		if seen[t.Name] {
+			return rqBadRequest("two tools are named %q", t.Name)
+		}
+		seen[t.Name] = true
+	}
+	return nil
 }
 
 // MsgRole is the author of a Msg.
@@ -293,13 +346,29 @@ type rqTargetCaps struct {
 	noParallel  bool // can forbid parallel tool calls
 	customTools bool // freeform tools natively (else a one-string-argument function)
 	resultMedia bool // images / documents inside tool results
+	search      bool // a hosted web search tool of its own
 }
 
 var rqCapsOf = map[protocol.Family]rqTargetCaps{
-	protocol.Anthropic: {imageURL: true, docURL: true, stop: true, noParallel: true, resultMedia: true},
+	protocol.Anthropic: {imageURL: true, docURL: true, stop: true, noParallel: true, resultMedia: true, search: true},
 	protocol.OpenAI:    {imageURL: true, audio: true, stop: true, penalties: true, jsonObject: true, noParallel: true, customTools: true},
-	protocol.Responses: {imageURL: true, docURL: true, jsonObject: true, noParallel: true, customTools: true, resultMedia: true},
-	protocol.Gemini:    {audio: true, stop: true, penalties: true, jsonObject: true, resultMedia: true},
+	protocol.Responses: {imageURL: true, docURL: true, jsonObject: true, noParallel: true, customTools: true, resultMedia: true, search: true},
+	protocol.Gemini:    {audio: true, stop: true, penalties: true, jsonObject: true, resultMedia: true, search: true},
+}
+
+// hostedSearch handles a hosted web search tool of the client (what names
+// it in the client's terms): offered as the target's own when the target has
+// one and the channel allows it, else left out with a note. Never refused:
+// without it the model answers from what it knows, which the client sees.
+func (r *Req) hostedSearch(to protocol.Family, what string) {
+	switch {
+	case !rqCapsOf[to].search:
+		r.note("%s left out: %s upstreams have no hosted web search", what, to)
+	case !r.opt.HostedSearch:
+		r.note("%s left out: the channel does not enable web_search", what)
+	default:
+		r.Search = true
+	}
 }
 
 // functionShape is how a custom (freeform) tool is offered to a family

@@ -124,7 +124,12 @@ func rqAnthTools(r *Req, v gjson.Result, to protocol.Family) error {
 		return rqBadRequest("tools: want an array")
 	}
 	for i, t := range v.Array() {
-		if typ := t.Get("type").Str; typ != "" && typ != "custom" {
+		typ := t.Get("type").Str
+		if strings.HasPrefix(typ, "web_search_") {
+			r.hostedSearch(to, fmt.Sprintf("tools[%d] (type %q)", i, typ))
+			continue
+		}
+		if typ != "" && typ != "custom" {
 			return rqRefuseField(to, "tools[%d] (type %q)", i, typ)
 		}
 		if t.Get("defer_loading").Bool() {
@@ -163,7 +168,9 @@ func rqAnthToolChoice(r *Req, v gjson.Result, to protocol.Family) error {
 	}
 	if v.Get("disable_parallel_tool_use").Bool() {
 		if !rqCapsOf[to].noParallel {
-			return rqRefuseField(to, "tool_choice.disable_parallel_tool_use")
+			// A preference: the client handles several calls anyway.
+			r.note("tool_choice.disable_parallel_tool_use dropped: %s upstreams cannot forbid parallel calls", to)
+			return nil
 		}
 		r.Parallel = TriFalse
 	}
@@ -368,9 +375,12 @@ func rqEncodeAnthropic(r *Req) ([]byte, error) {
 		rqAnthEncodeMsg(w, &r.Msgs[i])
 	}
 	w.endArr()
-	if len(r.Tools) > 0 {
+	if len(r.Tools) > 0 || r.Search {
 		w.key("tools")
 		w.arr()
+		if r.Search {
+			w.raw(`{"type":"web_search_20250305","name":"web_search"}`)
+		}
 		for i := range r.Tools {
 			t := &r.Tools[i]
 			desc, params := t.Desc, t.Params

@@ -191,6 +191,10 @@ func rqGemTools(r *Req, v gjson.Result, to protocol.Family) error {
 	for i, t := range v.Array() {
 		var err error
 		t.ForEach(func(k, decls gjson.Result) bool {
+			if k.Str == "googleSearch" || k.Str == "google_search" {
+				r.hostedSearch(to, fmt.Sprintf("tools[%d].%s", i, k.Str))
+				return true
+			}
 			if k.Str != "functionDeclarations" && k.Str != "function_declarations" {
 				err = rqRefuseField(to, "tools[%d].%s", i, k.Str)
 				return false
@@ -491,9 +495,15 @@ func rqEncodeGemini(r *Req) ([]byte, error) {
 		w.endArr()
 		w.endObj()
 	}
+	if r.Search && len(r.Tools) == 0 {
+		w.kraw("tools", `[{"googleSearch":{}}]`)
+	}
 	if len(r.Tools) > 0 {
 		w.key("tools")
 		w.arr()
+		if r.Search {
+			w.raw(`{"googleSearch":{}}`)
+		}
 		w.obj()
 		w.key("functionDeclarations")
 		w.arr()

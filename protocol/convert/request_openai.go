@@ -66,7 +66,8 @@ func rqDecodeOpenAI(r *Req, body []byte, to protocol.Family) error {
 			err = rqChatToolChoice(r, v, to)
 		case "parallel_tool_calls":
 			if v.Type == gjson.False && !c.noParallel {
-				err = rqRefuseField(to, "parallel_tool_calls: false")
+				// A preference: the client handles several calls anyway.
+				r.note("parallel_tool_calls: false dropped: %s upstreams cannot forbid parallel calls", to)
 			} else if v.Type == gjson.True || v.Type == gjson.False {
 				r.Parallel = rqTriOf(v.Bool())
 			}

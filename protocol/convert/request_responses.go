@@ -46,7 +46,8 @@ func rqDecodeResponses(r *Req, body []byte, to protocol.Family) error {
 			err = rqRespToolChoice(r, v, to)
 		case "parallel_tool_calls":
 			if v.Type == gjson.False && !c.noParallel {
-				err = rqRefuseField(to, "parallel_tool_calls: false")
+				// A preference: the client handles several calls anyway.
+				r.note("parallel_tool_calls: false dropped: %s upstreams cannot forbid parallel calls", to)
 			} else if v.Type == gjson.True || v.Type == gjson.False {
 				r.Parallel = rqTriOf(v.Bool())
 			}
@@ -88,9 +89,30 @@ func rqDecodeResponses(r *Req, body []byte, to protocol.Family) error {
 	return nil
 }
 
+// rqRespTools reads tools (of the tools field or of an additional_tools
+// item). Namespaced tools become functions named FlatToolName(namespace,
+// name); hosted tools go through hostedSearch or are left out with a note
+// (they run on OpenAI's side: no other upstream can run them, and the
+// client sees the answer without them).
 func rqRespTools(r *Req, v gjson.Result, path string, to protocol.Family) error {
+	return rqRespToolList(r, v, path, "", "", to)
+}
+
+func rqRespToolList(r *Req, v gjson.Result, path, ns, nsDesc string, to protocol.Family) error {
 	for i, t := range v.Array() {
 		switch typ := t.Get("type").Str; typ {
+		case "namespace":
+			p := fmt.Sprintf("%s[%d]", path, i)
+			if ns != "" {
+				return rqBadRequest("%s: a namespace inside namespace %q", p, ns)
+			}
+			name := t.Get("name").Str
+			if name == "" {
+				return rqBadRequest("%s.name: missing", p)
+			}
+			if err := rqRespToolList(r, t.Get("tools"), p+".tools", name, t.Get("description").Str, to); err != nil {
+				return err
+			}
 		case "function":
 			d := ToolDef{Name: t.Get("name").Str, Desc: t.Get("description").Str}
 			if p := t.Get("parameters"); p.Exists() && p.Type != gjson.Null {
@@ -99,18 +121,38 @@ func rqRespTools(r *Req, v gjson.Result, path string, to protocol.Family) error 
 			if s := t.Get("strict"); s.Type == gjson.True || s.Type == gjson.False {
 				d.Strict = rqTriOf(s.Bool())
 			}
-			r.Tools = append(r.Tools, d)
+			r.Tools = append(r.Tools, rqNamespaced(d, ns, nsDesc))
 		case "custom":
 			d := ToolDef{Name: t.Get("name").Str, Desc: t.Get("description").Str, Custom: true}
 			if f := t.Get("format"); f.IsObject() {
 				d.Format = f.Raw
 			}
-			r.Tools = append(r.Tools, d)
+			r.Tools = append(r.Tools, rqNamespaced(d, ns, nsDesc))
+		case "web_search", "web_search_preview", "web_search_2025_08_26", "web_search_preview_2025_03_11":
+			r.hostedSearch(to, fmt.Sprintf("%s[%d] (type %q)", path, i, typ))
 		default:
-			return rqRefuseField(to, "%s[%d] (type %q)", path, i, typ)
+			r.note("%s[%d] (type %q) left out: a tool hosted by OpenAI", path, i, typ)
 		}
 	}
 	return nil
+}
+
+// rqNamespaced gives a tool of namespace ns its flattened name; the
+// namespace's description, which the model would have seen once, goes in
+// front of the tool's own.
+func rqNamespaced(d ToolDef, ns, nsDesc string) ToolDef {
+	if ns == "" {
+		return d
+	}
+	d.Name = FlatToolName(ns, d.Name)
+	if nsDesc != "" {
+		if d.Desc != "" {
+			d.Desc = nsDesc + "\n\n" + d.Desc
+		} else {
+			d.Desc = nsDesc
+		}
+	}
+	return d
 }
 
 func rqRespToolChoice(r *Req, v gjson.Result, to protocol.Family) error {
@@ -129,9 +171,17 @@ func rqRespToolChoice(r *Req, v gjson.Result, to protocol.Family) error {
 	}
 	switch typ := v.Get("type").Str; typ {
 	case "function", "custom":
-		r.ToolChoice = ToolChoice{Mode: ChoiceTool, Name: v.Get("name").Str}
-	default:
+		name := v.Get("name").Str
+		if ns := v.Get("namespace").Str; ns != "" {
+			name = FlatToolName(ns, name)
+		}
+		r.ToolChoice = ToolChoice{Mode: ChoiceTool, Name: name}
+	case "allowed_tools", "mcp":
 		return rqRefuseField(to, "tool_choice (type %q)", typ)
+	default:
+		// A hosted tool: it is left out (rqRespTools), so the choice falls
+		// back to the target's default.
+		r.note("tool_choice (type %q) dropped with the hosted tool", typ)
 	}
 	return nil
 }
@@ -167,6 +217,9 @@ func rqRespText(r *Req, v gjson.Result, to protocol.Family) error {
 		switch k.Str {
 		case "verbosity":
 			r.Verbosity = f.Str
+			if f.Str != "" && to != protocol.OpenAI {
+				r.note("text.verbosity dropped: %s upstreams have no such setting", to)
+			}
 		case "format":
 			err = rqRespTextFormat(r, f, to)
 		default:
@@ -209,10 +262,10 @@ func rqRespItem(r *Req, it gjson.Result, i int, to protocol.Family) error {
 	case "message":
 		return rqRespMessage(r, it, path, to)
 	case "function_call", "custom_tool_call":
-		if ns := it.Get("namespace").Str; ns != "" {
-			return rqRefuseField(to, "%s.namespace (a namespaced tool call)", path)
-		}
 		p := Part{Kind: PartToolCall, ID: it.Get("call_id").Str, Name: it.Get("name").Str}
+		if ns := it.Get("namespace").Str; ns != "" {
+			p.Name = FlatToolName(ns, p.Name)
+		}
 		if typ == "custom_tool_call" {
 			p.Custom, p.Input = true, it.Get("input").Str
 		} else {
@@ -254,6 +307,11 @@ func rqRespItem(r *Req, it gjson.Result, i int, to protocol.Family) error {
 			}
 		}
 		r.addMsg(RoleAssistant, Part{Kind: PartThinking, ID: it.Get("id").Str, Text: strings.Join(texts, "\n\n"), Sig: it.Get("encrypted_content").Str})
+		return nil
+	case "web_search_call":
+		// The record of a hosted search an OpenAI upstream ran; what it
+		// found is in the answer that follows.
+		r.note("%s (type %q) left out", path, typ)
 		return nil
 	case "additional_tools":
 		// Codex "code mode" offers its tools in an input item rather than in
@@ -377,9 +435,15 @@ func rqEncodeResponses(r *Req) ([]byte, error) {
 		}
 	}
 	w.endArr()
+	if r.Search && len(r.Tools) == 0 {
+		w.kraw("tools", `[{"type":"web_search"}]`)
+	}
 	if len(r.Tools) > 0 {
 		w.key("tools")
 		w.arr()
+		if r.Search {
+			w.raw(`{"type":"web_search"}`)
+		}
 		for i := range r.Tools {
 			t := &r.Tools[i]
 			w.obj()

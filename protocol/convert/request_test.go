@@ -34,7 +34,9 @@ func updateGolden() bool {
 //	stream: true
 //	-- in.anthropic.json --
 //	-- want.openai.json --    (or want.openai.err: the expected error text)
+//	-- want.openai.notes --   (the conversion notes, one a line; absent: none)
 //
+// The header "hosted_search: true" converts with RequestOptions.HostedSearch.
 // JSON is compared after canonicalisation (key order and spacing ignored).
 type reqCase struct {
 	name   string
@@ -44,6 +46,7 @@ type reqCase struct {
 	in     []byte
 	model  string
 	stream bool
+	opt    RequestOptions    // header "hosted_search: true"
 	wants  map[string][]byte // section name -> content
 }
 
@@ -74,10 +77,14 @@ func TestRequestGolden(t *testing.T) {
 					continue
 				}
 				paths[string(c.from)+"-"+string(to)]++
-				out, err := Request(c.from, to, c.in, c.model, c.stream)
+				out, notes, err := RequestWith(c.from, to, c.in, c.model, c.stream, c.opt)
 				if updateGolden() {
 					delete(c.wants, "want."+string(to)+".json")
 					delete(c.wants, "want."+string(to)+".err")
+					delete(c.wants, "want."+string(to)+".notes")
+					if len(notes) > 0 {
+						c.wants["want."+string(to)+".notes"] = []byte(strings.Join(notes, "\n") + "\n")
+					}
 					if err != nil {
 						c.wants["want."+string(to)+".err"] = []byte(err.Error() + "\n")
 					} else {
@@ -87,6 +94,10 @@ func TestRequestGolden(t *testing.T) {
 				}
 				t.Run(string(c.from)+"-"+string(to), func(t *testing.T) {
 					checkReqWant(t, c, to, out, err)
+					want := strings.TrimSpace(string(c.wants["want."+string(to)+".notes"]))
+					if got := strings.Join(notes, "\n"); err == nil && got != want {
+						t.Errorf("notes\n got: %s\nwant: %s", got, want)
+					}
 				})
 			}
 			if updateGolden() {
@@ -151,6 +162,8 @@ func loadReqCases(t testing.TB) []*reqCase {
 				c.model = strings.TrimSpace(v)
 			case "stream":
 				c.stream = strings.TrimSpace(v) == "true"
+			case "hosted_search":
+				c.opt.HostedSearch = strings.TrimSpace(v) == "true"
 			}
 		}
 		for _, s := range sections {
@@ -208,7 +221,7 @@ func writeReqCase(t *testing.T, c *reqCase) {
 	fmt.Fprintf(&b, "-- in.%s.json --\n", c.from)
 	b.Write(c.in)
 	for _, to := range protocol.Families {
-		for _, ext := range []string{"json", "err"} {
+		for _, ext := range []string{"json", "err", "notes"} {
 			name := "want." + string(to) + "." + ext
 			if d, ok := c.wants[name]; ok {
 				fmt.Fprintf(&b, "-- %s --\n", name)

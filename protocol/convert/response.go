@@ -24,10 +24,17 @@ var ErrUpstreamBody = errors.New("unreadable upstream response")
 // family, one encoder per client family, the same blocks, stop reasons and
 // usage as the streams (doc.go has the tables).
 func Response(from, to protocol.Family, body []byte, model string) ([]byte, error) {
-	return response(from, to, body, model, sysClock{})
+	return response(from, to, body, model, nil, sysClock{})
 }
 
-func response(from, to protocol.Family, body []byte, model string, clk clock) ([]byte, error) {
+// ResponseFor is Response for the client request req, so that calls to the
+// tools it offered in shapes the upstream lacks (a Responses client's
+// namespaced and custom tools) come back in its own shapes.
+func ResponseFor(from, to protocol.Family, body []byte, model string, req []byte) ([]byte, error) {
+	return response(from, to, body, model, req, sysClock{})
+}
+
+func response(from, to protocol.Family, body []byte, model string, req []byte, clk clock) ([]byte, error) {
 	if from == to {
 		return body, nil
 	}
@@ -47,7 +54,7 @@ func response(from, to protocol.Family, body []byte, model string, clk clock) ([
 		return nil, err
 	}
 	m.normalise()
-	mt := meta{model: model, clk: clk}
+	mt := meta{model: model, clk: clk, tools: clientToolsOf(to, req)}
 	mt.start(&event{id: jsonLit(m.id), created: m.created})
 	return enc(nil, &m, &mt), nil
 }

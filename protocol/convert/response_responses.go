@@ -63,7 +63,8 @@ func joinTexts(parts gjson.Result, typ string) string {
 
 // responsesResponseOut writes a Responses response object: one output item
 // per block (text -> message, thinking and redacted thinking -> reasoning
-// with encrypted_content, tool call -> function_call).
+// with encrypted_content, tool call -> function_call, or custom_tool_call and
+// the client's own name and namespace for the tools clientToolsOf names).
 func responsesResponseOut(dst []byte, m *respMsg, mt *meta) []byte {
 	var out []byte
 	for i, b := range m.blocks {
@@ -79,6 +80,9 @@ func responsesResponseOut(dst []byte, m *respMsg, mt *meta) []byte {
 			prefix = redactedItemPrefix
 		case blockTool:
 			prefix = "fc_"
+			if mt.tools[b.name].custom {
+				prefix = "ctc_"
+			}
 		}
 		out = wjStr(out, prefix+mt.id+"_"+strconv.Itoa(i))
 		switch b.kind {
@@ -103,12 +107,27 @@ func responsesResponseOut(dst []byte, m *respMsg, mt *meta) []byte {
 			}
 			out = append(out, '}')
 		case blockTool:
-			out = append(out, `,"type":"function_call","status":"completed","arguments":`...)
-			out = wjStr(out, b.args)
+			o, reshaped := mt.tools[b.name]
+			switch {
+			case reshaped && o.custom:
+				out = append(out, `,"type":"custom_tool_call","status":"completed","input":`...)
+				out = wjStr(out, customInput(b.args))
+			default:
+				out = append(out, `,"type":"function_call","status":"completed","arguments":`...)
+				out = wjStr(out, b.args)
+			}
 			out = append(out, `,"call_id":`...)
 			out = wjStr(out, b.id)
 			out = append(out, `,"name":`...)
-			out = wjStr(out, b.name)
+			if reshaped {
+				out = wjStr(out, o.name)
+				if o.namespace != "" {
+					out = append(out, `,"namespace":`...)
+					out = wjStr(out, o.namespace)
+				}
+			} else {
+				out = wjStr(out, b.name)
+			}
 			out = append(out, '}')
 		}
 	}

@@ -44,6 +44,10 @@ type StreamOptions struct {
 	// stream_options.include_usage: some clients index choices[0] on every
 	// chunk. The usage is still counted for Usage().
 	OmitChatUsage bool
+	// Request is the client's request body. Calls to the tools it offered
+	// in shapes the upstream lacks (namespaced and custom tools of a
+	// Responses client) come back in the client's shapes only with it.
+	Request []byte
 }
 
 // StreamError is the error Event and Close return once the client has been
@@ -80,7 +84,7 @@ func newStream(from, to protocol.Family, model string, opt StreamOptions, clk cl
 	if !okD || !okE {
 		return &badStream{err: fmt.Errorf("convert: no stream conversion %s -> %s", from, to)}
 	}
-	m := meta{model: model, clk: clk, opt: opt}
+	m := meta{model: model, clk: clk, opt: opt, tools: clientToolsOf(to, opt.Request)}
 	return &pipe{dec: newDec(), enc: newEnc(&m), meta: &m}
 }
 
@@ -187,8 +191,9 @@ type meta struct {
 	model string
 	clk   clock
 	opt   StreamOptions
-	id    string // base of every id the encoder writes, set at evStart
-	at    int64  // created time, set at evStart
+	tools clientTools // the client's reshaped tools, by the name sent upstream
+	id    string      // base of every id the encoder writes, set at evStart
+	at    int64       // created time, set at evStart
 	// err is set by an encoder that had to fail the stream (it has already
 	// written the client's error event); the pipe then ends the stream.
 	err *StreamError

@@ -83,7 +83,7 @@ func TestStreamGolden(t *testing.T) {
 		t.Run(goldenName(path), func(t *testing.T) {
 			from, to := goldenPair(t, path)
 			ar := readArchive(t, path)
-			got, err := runStream(t, from, to, ar.get(t, "in.sse"), StreamOptions{})
+			got, err := runStream(t, from, to, ar.get(t, "in.sse"), StreamOptions{Request: ar.opt("request.json")})
 			if goldenUpdate() {
 				ar.set("want.sse", got)
 				ar.set("error", errText(err))

@@ -269,6 +269,11 @@ func (g *grammar) responses() {
 			if openType != "function_call" {
 				g.fail(i, "%s in a %s item", typ, openType)
 			}
+		case "response.custom_tool_call_input.delta", "response.custom_tool_call_input.done":
+			ref()
+			if openType != "custom_tool_call" {
+				g.fail(i, "%s in a %s item", typ, openType)
+			}
 		case "response.reasoning_summary_part.added", "response.reasoning_summary_text.delta",
 			"response.reasoning_summary_text.done", "response.reasoning_summary_part.done":
 			ref()

@@ -202,6 +202,10 @@ type responsesStreamOut struct {
 	callID string    // literal of the open call's call_id
 	name   string    // literal of the open call's name
 	output []byte    // JSON of the finished items, comma separated
+
+	origin   toolOrigin // the open call's tool in the client's terms
+	reshaped bool       // origin applies (clientTools knows the name)
+	custom   customArgs // the open custom tool call's arguments
 }
 
 func (o *responsesStreamOut) encode(dst []byte, e *event) []byte {
@@ -253,6 +257,11 @@ func (o *responsesStreamOut) blockStart(dst []byte, e *event) []byte {
 	case blockTool:
 		prefix = "fc_"
 		o.callID, o.name = strings.Clone(e.id), strings.Clone(e.name)
+		o.origin, o.reshaped = o.m.tools[unquote(e.name)]
+		if o.origin.custom {
+			prefix = "ctc_"
+			o.custom.reset()
+		}
 	}
 	o.item = append(o.item[:0], '"')
 	o.item = append(o.item, prefix...)
@@ -284,13 +293,31 @@ func (o *responsesStreamOut) blockStart(dst []byte, e *event) []byte {
 	case blockTool:
 		dst = append(dst, `{"id":`...)
 		dst = append(dst, o.item...)
-		dst = append(dst, `,"type":"function_call","status":"in_progress","arguments":"","call_id":`...)
+		if o.origin.custom {
+			dst = append(dst, `,"type":"custom_tool_call","status":"in_progress","input":"","call_id":`...)
+		} else {
+			dst = append(dst, `,"type":"function_call","status":"in_progress","arguments":"","call_id":`...)
+		}
 		dst = wjLitOr(dst, o.callID, `""`)
-		dst = append(dst, `,"name":`...)
-		dst = wjLitOr(dst, o.name, `""`)
+		dst = o.callName(dst)
 		dst = append(dst, '}')
 	}
 	return o.close(dst)
+}
+
+// callName writes the open call's "name" (and "namespace"): the client's
+// own for a reshaped tool, else the upstream's.
+func (o *responsesStreamOut) callName(dst []byte) []byte {
+	dst = append(dst, `,"name":`...)
+	if !o.reshaped {
+		return wjLitOr(dst, o.name, `""`)
+	}
+	dst = wjStr(dst, o.origin.name)
+	if o.origin.namespace != "" {
+		dst = append(dst, `,"namespace":`...)
+		dst = wjStr(dst, o.origin.namespace)
+	}
+	return dst
 }
 
 func (o *responsesStreamOut) delta(dst []byte, e *event) []byte {
@@ -319,6 +346,18 @@ func (o *responsesStreamOut) delta(dst []byte, e *event) []byte {
 		o.sig = append(o.sig, litInner(e.raw)...)
 		return dst
 	case deltaArgs:
+		if o.origin.custom {
+			in := o.custom.add(unquote(e.raw))
+			if in == "" {
+				return dst
+			}
+			dst = o.open(dst, "response.custom_tool_call_input.delta")
+			dst = o.ref(dst)
+			dst = append(dst, `,"delta":"`...)
+			dst = append(dst, in...)
+			dst = append(dst, '"')
+			return o.close(dst)
+		}
 		o.acc = append(o.acc, litInner(e.raw)...)
 		dst = o.open(dst, "response.function_call_arguments.delta")
 		dst = o.ref(dst)
@@ -383,6 +422,10 @@ func (o *responsesStreamOut) blockStop(dst []byte) []byte {
 		}
 		o.output = append(o.output, '}')
 	case blockTool:
+		if o.origin.custom {
+			dst = o.customDone(dst)
+			break
+		}
 		dst = o.open(dst, "response.function_call_arguments.done")
 		dst = o.ref(dst)
 		dst = append(dst, `,"arguments":"`...)
@@ -395,8 +438,7 @@ func (o *responsesStreamOut) blockStop(dst []byte) []byte {
 		o.output = append(o.output, o.acc...)
 		o.output = append(o.output, `","call_id":`...)
 		o.output = wjLitOr(o.output, o.callID, `""`)
-		o.output = append(o.output, `,"name":`...)
-		o.output = wjLitOr(o.output, o.name, `""`)
+		o.output = o.callName(o.output)
 		o.output = append(o.output, '}')
 	}
 	dst = o.open(dst, "response.output_item.done")
@@ -407,6 +449,34 @@ func (o *responsesStreamOut) blockStop(dst []byte) []byte {
 	dst = o.close(dst)
 	o.out++
 	o.cur = blockNone
+	return dst
+}
+
+// customDone ends a custom tool call: the input not streamed yet (all of it
+// when the arguments were not {"input": ...} first), the done event, and
+// the finished item.
+func (o *responsesStreamOut) customDone(dst []byte) []byte {
+	input := customInput(string(o.custom.args))
+	if !o.custom.streaming() && input != "" {
+		dst = o.open(dst, "response.custom_tool_call_input.delta")
+		dst = o.ref(dst)
+		dst = append(dst, `,"delta":`...)
+		dst = wjStr(dst, input)
+		dst = o.close(dst)
+	}
+	dst = o.open(dst, "response.custom_tool_call_input.done")
+	dst = o.ref(dst)
+	dst = append(dst, `,"input":`...)
+	dst = wjStr(dst, input)
+	dst = o.close(dst)
+	o.output = append(o.output, `{"id":`...)
+	o.output = append(o.output, o.item...)
+	o.output = append(o.output, `,"type":"custom_tool_call","status":"completed","input":`...)
+	o.output = wjStr(o.output, input)
+	o.output = append(o.output, `,"call_id":`...)
+	o.output = wjLitOr(o.output, o.callID, `""`)
+	o.output = o.callName(o.output)
+	o.output = append(o.output, '}')
 	return dst
 }
 

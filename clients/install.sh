@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Installs the pinned agent CLIs that `make test-clients` drives, from the npm
+# registry, into a cache outside the repository, and prints that directory.
+# A cache that already holds exactly these versions is reused as it is.
+#
+#   CCLOAD_CLIENTS_DIR   the cache (default ${XDG_CACHE_HOME:-$HOME/.cache}/ccload-clients)
+set -euo pipefail
+
+# The versions verified in README.md ("Which clients through which upstreams").
+PINS=(
+  "@anthropic-ai/claude-code@2.1.197"
+  "@openai/codex@0.171.0"
+  "@google/gemini-cli@0.61.0"
+)
+
+dir="${CCLOAD_CLIENTS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/ccload-clients}"
+mkdir -p "$dir"
+
+# installed PKG prints the version of PKG in the cache, or nothing.
+installed() {
+  local f="$dir/node_modules/$1/package.json"
+  [ -f "$f" ] && node -p "require(process.argv[1]).version" "$f" 2>/dev/null || true
+}
+
+missing=()
+for pin in "${PINS[@]}"; do
+  pkg="${pin%@*}" want="${pin##*@}"
+  [ "$(installed "$pkg")" = "$want" ] || missing+=("$pin")
+done
+
+if [ "${#missing[@]}" -gt 0 ]; then
+  echo "installing ${missing[*]} into $dir" >&2
+  # All pins at once, exact versions, so npm keeps one consistent tree.
+  # Install scripts stay off (node-pty and keytar would compile native
+  # code the tests do not use); Claude Code's own one is run below.
+  npm install --prefix "$dir" --save-exact --no-audit --no-fund --ignore-scripts \
+    --loglevel=error "${PINS[@]}" >&2
+fi
+
+# Claude Code's postinstall puts the platform binary (an optional dependency
+# already in node_modules; nothing is downloaded) in place of its bin stub.
+if ! "$dir/node_modules/.bin/claude" --version >/dev/null 2>&1; then
+  (cd "$dir" && node node_modules/@anthropic-ai/claude-code/install.cjs) >&2
+fi
+
+for pin in "${PINS[@]}"; do
+  pkg="${pin%@*}" want="${pin##*@}"
+  got="$(installed "$pkg")"
+  if [ "$got" != "$want" ]; then
+    echo "clients/install.sh: $pkg is ${got:-missing} in $dir, want $want" >&2
+    exit 1
+  fi
+done
+for bin in claude codex gemini; do
+  [ -x "$dir/node_modules/.bin/$bin" ] || { echo "clients/install.sh: no $bin in $dir/node_modules/.bin" >&2; exit 1; }
+done
+echo "$dir"
