@@ -31,7 +31,9 @@ type scriptedCosts struct {
 	token func(name string) (float64, error)
 }
 
-func (s scriptedCosts) TokenCost(_ context.Context, name string) (float64, error) { return s.token(name) }
+func (s scriptedCosts) TokenCost(_ context.Context, name string) (float64, error) {
+	return s.token(name)
+}
 func (s scriptedCosts) ChannelCostOn(context.Context, string, string) (float64, error) {
 	return 0, nil
 }
