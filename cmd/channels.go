@@ -8,14 +8,14 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"ccload/admin"
+	"ccload/adminapi"
 )
 
 // ChannelsOptions are the flags of `ccload channels`.
 type ChannelsOptions struct {
 	IO     IOStreams
 	Admin  AdminFlags
-	Client func() (*admin.Client, error)
+	Client func() (*adminapi.Client, error)
 	JSON   bool
 }
 
@@ -105,7 +105,7 @@ func costCell(usd float64, tty bool) cell {
 
 // liveList is the COOLDOWNS cell: what cools, then the latest scheduled
 // check when the channel has one ("check ok 120ms" / "check FAIL url/timeout").
-func liveList(c admin.Channel, tty bool) string {
+func liveList(c adminapi.Channel, tty bool) string {
 	out := cooldownList(c.Cooldowns, tty)
 	lc := c.LastCheck
 	if lc == nil {
@@ -134,7 +134,7 @@ func liveList(c admin.Channel, tty bool) string {
 
 // cooldownList shows what cools: one per line, "key sk-a…f3c9 4m12s", for
 // people; "key:sk-a…f3c9#1a2b3c4d:252, model:opus:30" for scripts.
-func cooldownList(cds []admin.Cooldown, tty bool) string {
+func cooldownList(cds []adminapi.Cooldown, tty bool) string {
 	if len(cds) == 0 {
 		if tty {
 			return "-"

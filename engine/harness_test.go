@@ -76,7 +76,7 @@ func startGatewayWith(t *testing.T, yaml string, opts engine.Options) *gateway {
 	logs := store.NewWriter(st, store.WriterOptions{FlushEvery: 20 * time.Millisecond})
 	opts.Config, opts.Logs = src, logs
 	eng := engine.New(opts)
-	srv := &fasthttp.Server{Handler: eng.Handler(nil), MaxRequestBodySize: int(snap.Server.MaxBodyBytes), ErrorHandler: eng.ErrorHandler}
+	srv := eng.NewServer(eng.Handler(nil))
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -1,14 +1,12 @@
-package admin
+package adminapi
 
 import (
 	"encoding/json"
 	"time"
-
-	"ccload/engine"
 )
 
 // The types below are the admin API's JSON bodies, shared by the server and
-// Client. They are documented field by field in API.md; the API is stable
+// Client. They are documented field by field in admin/API.md; the API is stable
 // and additive: fields may be added, existing ones keep their name, type and
 // meaning. Every secret appears only as a fingerprint ("sk-a…f3c9").
 
@@ -237,7 +235,7 @@ type Channel struct {
 	// LastCheck is the latest scheduled check (`check:` in the file), null
 	// when the channel has none or it has not run yet. key is a fingerprint,
 	// url is masked.
-	LastCheck *engine.ProbeResult `json:"last_check"`
+	LastCheck *ProbeResult `json:"last_check"`
 }
 
 // Cooldown is one cooling component.
