@@ -25,6 +25,8 @@ type Snapshot struct {
 	Tokens   []*Token         // in file order
 	Pricing  map[string]Price // model name -> price per million tokens
 
+	PriceCatalog PriceCatalog
+
 	// Indexes, built once by the loader.
 	byModel   map[string][]Route // client model name -> routes, channels in file order
 	byName    map[string]*Channel
@@ -78,6 +80,7 @@ type Routing struct {
 	Timeouts    Timeouts
 	MaxAttempts int
 	HealthScore HealthScore
+	Unpriced    string // UnpricedRefuse | UnpricedAllow
 }
 
 // Cooldown holds the initial cooldown per failure kind and the bounds.

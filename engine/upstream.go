@@ -60,3 +60,9 @@ func (u *upstreams) client(proxy string) (*http.Client, error) {
 	u.clients[proxy] = c
 	return c, nil
 }
+
+// HTTPClient returns the client upstream calls through proxy ("" = direct)
+// use, for other outbound fetches that should honour the same proxy
+// settings (the price catalog). It has no timeout and follows no
+// redirects: callers bound their requests with a context.
+func (e *Engine) HTTPClient(proxy string) (*http.Client, error) { return e.upstream.client(proxy) }
