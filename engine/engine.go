@@ -119,7 +119,7 @@ func New(opts Options) *Engine {
 		e.cooldowns = cooldown.New(e.clock, nil)
 	}
 	e.state = newState()
-	e.ledger = newLedger(opts.Costs)
+	e.ledger = newLedger(opts.Costs, e.clock, e.log)
 	e.bus = NewBus()
 	e.active = newActive()
 	e.upstream = newUpstreams(opts.Transport)
