@@ -16,6 +16,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
+	"ccload/clock"
 	"ccload/config"
 	"ccload/engine/cooldown"
 	"ccload/pricing"
@@ -35,19 +36,12 @@ type LogSink interface {
 	Stats() store.WriterStats
 }
 
-// Clock is the time source; tests inject a fake one.
-type Clock interface{ Now() time.Time }
-
-type realClock struct{}
-
-func (realClock) Now() time.Time { return time.Now() }
-
 // Options wires an Engine.
 type Options struct {
 	Config    Snapshots
 	Logs      LogSink            // may be nil (logs are then discarded and counted)
 	Cooldowns *cooldown.Registry // may be nil: a private in-memory registry is made
-	Clock     Clock              // nil = wall clock
+	Clock     clock.Clock        // nil = wall clock
 	Logger    *slog.Logger       // nil = slog.Default()
 	// Costs gives the spend recorded so far, for cost limits; nil = start
 	// from zero (tests, no database).
@@ -63,7 +57,7 @@ type Engine struct {
 	cfg       Snapshots
 	logs      LogSink
 	cooldowns *cooldown.Registry
-	clock     Clock
+	clock     clock.Clock
 	log       *slog.Logger
 	state     *state
 	bus       *Bus
@@ -98,7 +92,7 @@ func New(opts Options) *Engine {
 		log:       opts.Logger,
 	}
 	if e.clock == nil {
-		e.clock = realClock{}
+		e.clock = clock.Wall{}
 	}
 	if e.log == nil {
 		e.log = slog.Default()
