@@ -101,19 +101,11 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 	} else if n > 0 {
 		log.Info("channels paused at runtime (admin API override)", "count", n)
 	}
-	srv := &fasthttp.Server{
-		Handler: eng.Handler(func(ctx *fasthttp.RequestCtx) {
-			if !adm.Handler(ctx) && !webui.Handler(ctx) {
-				ctx.Error(`{"error":{"message":"not found"}}`, fasthttp.StatusNotFound)
-			}
-		}),
-		Name:               "ccload",
-		MaxRequestBodySize: int(snap.Server.MaxBodyBytes),
-		ErrorHandler:       eng.ErrorHandler,
-		IdleTimeout:        2 * time.Minute,
-		CloseOnShutdown:    true,
-		NoDefaultDate:      false,
-	}
+	srv := eng.NewServer(eng.Handler(func(ctx *fasthttp.RequestCtx) {
+		if !adm.Handler(ctx) && !webui.Handler(ctx) {
+			ctx.Error(`{"error":{"message":"not found"}}`, fasthttp.StatusNotFound)
+		}
+	}))
 
 	watchCtx, stopWatch := context.WithCancel(context.Background())
 	defer stopWatch()
@@ -175,3 +167,7 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 	log.Info("stopped", "logs_written", ws.Written, "logs_dropped", ws.Dropped)
 	return nil
 }
+
+// Serve runs `ccload serve` with opts until ctx ends; the security suite
+// (securitytest/) drives the real server through it.
+func Serve(ctx context.Context, opts *ServeOptions) error { return serveRun(ctx, opts) }

@@ -23,6 +23,7 @@ const (
 var DefaultServer = Server{
 	Listen:       "127.0.0.1:8080",
 	MaxBodyBytes: 10 << 20, // 10MiB
+	Limits:       DefaultServerLimits,
 }
 
 // DefaultStorage is the `storage:` section when the file says nothing.

@@ -128,6 +128,12 @@ var serverFields = fields[Server]{
 			s.MaxBodyBytes = z
 		}
 	}},
+	durField("header_timeout", func(s *Server) *Duration { return &s.Limits.HeaderTimeout }),
+	durField("body_timeout", func(s *Server) *Duration { return &s.Limits.BodyTimeout }),
+	durField("stream_write_timeout", func(s *Server) *Duration { return &s.Limits.StreamWriteTimeout }),
+	intField("max_conns", 1, func(s *Server) *int { return &s.Limits.MaxConns }),
+	intField("max_conns_per_ip", 0, func(s *Server) *int { return &s.Limits.MaxConnsPerIP }),
+	{"trusted_proxies", decodeTrustedProxies},
 }
 
 func validListen(v string) bool {

@@ -2,6 +2,7 @@ package config
 
 import (
 	"encoding/json"
+	"net/netip"
 	"time"
 
 	"ccload/protocol"
@@ -57,6 +58,11 @@ type Server struct {
 	Listen        string // host:port
 	AdminPassword Secret
 	MaxBodyBytes  Size
+	// Limits bound what one client connection may hold (limits.go).
+	Limits ServerLimits
+	// TrustedProxies are the peers whose X-Forwarded-For and
+	// X-Forwarded-Proto are believed (client IP, Secure cookie).
+	TrustedProxies []netip.Prefix
 }
 
 // Storage is the `storage:` section.

@@ -20,6 +20,7 @@ import (
 	"ccload/config"
 	"ccload/engine/cooldown"
 	"ccload/pricing"
+	"ccload/protocol"
 	"ccload/store"
 )
 
@@ -120,6 +121,10 @@ func (e *Engine) Cooldowns() *cooldown.Registry { return e.cooldowns }
 // through Mux.
 func (e *Engine) Handler(extra fasthttp.RequestHandler) fasthttp.RequestHandler {
 	return func(ctx *fasthttp.RequestCtx) {
+		if badPath(ctx.URI().PathOriginal()) {
+			writeError(ctx, protocol.OpenAI, &clientError{Status: 400, Msg: "request path has dot segments or an encoded slash"})
+			return
+		}
 		if e.route(ctx) {
 			return
 		}
