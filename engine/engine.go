@@ -117,8 +117,8 @@ func (e *Engine) InFlight() int64 { return e.inflight.Load() }
 func (e *Engine) Cooldowns() *cooldown.Registry { return e.cooldowns }
 
 // Handler returns the fasthttp handler for the proxy endpoints and /health.
-// Other surfaces (admin, dashboard, metrics) are mounted by the caller
-// through Mux.
+// Every other path goes to extra, where the caller mounts the other
+// surfaces (cmd/serve.go: admin API, dashboard, metrics); nil answers 404.
 func (e *Engine) Handler(extra fasthttp.RequestHandler) fasthttp.RequestHandler {
 	return func(ctx *fasthttp.RequestCtx) {
 		if badPath(ctx.URI().PathOriginal()) {

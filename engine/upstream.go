@@ -10,9 +10,11 @@ import (
 
 // upstreams holds one HTTP client per proxy setting. Upstream calls use
 // net/http rather than the fasthttp client: it cancels a request the
-// moment its context ends (a client that disconnects must stop the
-// upstream at once), speaks HTTP/2 to the providers, and supports http,
-// https and socks5 proxies without extra dialers.
+// moment its context ends, speaks HTTP/2 to the providers, and supports
+// http, https and socks5 proxies without extra dialers. A client that
+// disconnects ends that context only once its stream is committed (relay's
+// next write fails); before that fasthttp does not tell the handler, so the
+// attempt runs until its answer or its timeouts.
 type upstreams struct {
 	inject  http.RoundTripper
 	mu      sync.Mutex
