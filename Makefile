@@ -11,7 +11,7 @@ COMMIT    ?= $(shell git rev-parse HEAD 2>/dev/null)
 DATE      ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 LDFLAGS   ?= -X main.commit=$(COMMIT) -X main.date=$(DATE)
 
-.PHONY: build test test-short test-web test-clients demo lint bench clean soak
+.PHONY: build test test-short test-web test-clients demo lint bench bench-load clean soak
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN) .
@@ -52,6 +52,15 @@ soak:
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
+
+# Load benchmark: the mock upstream direct, through nginx (when installed)
+# and through bin/ccload, one table with ratios (README, "Load benchmark").
+# Minutes long and machine-wide; never part of `make test`.
+BENCH_RUNS ?= 3
+BENCH_FLAGS ?=
+bench-load: build
+	$(GO) build -o bin/benchload ./benchload
+	./bin/benchload -bin $(BIN) -runs $(BENCH_RUNS) $(BENCH_FLAGS)
 
 clean:
 	rm -rf bin data/demo.db*
