@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"ccload/engine/cooldown"
 	"ccload/engine"
+	"ccload/engine/cooldown"
 	"ccload/engine/failure"
 	"ccload/mockupstream"
 )
