@@ -66,6 +66,7 @@ func (s *Server) channelList(ctx context.Context) ([]adminapi.Channel, error) {
 			ChannelConfig: channelConfig(ch),
 			Paused:        live.Paused, InFlight: live.InFlight, RPM: live.RPM,
 			Cooldowns: []adminapi.Cooldown{}, Today: today[live.Name],
+			Unpriced: append([]string{}, live.Unpriced...),
 		}
 		for i, u := range live.URLs {
 			if i < len(c.URLs) {

@@ -115,7 +115,7 @@ func NewLogEntry(r store.LogRow) adminapi.LogEntry {
 		TTFBMs:     r.TTFBMs, DurationMs: r.DurationMs,
 		InputTokens: r.InputTokens, OutputTokens: r.OutputTokens,
 		CacheReadTokens: r.CacheReadTokens, CacheWriteTokens: r.CacheWriteTokens, ReasoningTokens: r.ReasoningTokens,
-		Cost: r.Cost, Stream: r.Stream, Incomplete: r.Incomplete, ClientIP: r.ClientIP, Error: r.Error,
+		Cost: r.Cost, Stream: r.Stream, Incomplete: r.Incomplete, Unpriced: r.Unpriced, ClientIP: r.ClientIP, Error: r.Error,
 	}
 	if r.AttemptsJSON != "" {
 		// The engine writes the same field names; a row it cannot parse

@@ -236,6 +236,10 @@ type Channel struct {
 	// when the channel has none or it has not run yet. key is a fingerprint,
 	// url is masked.
 	LastCheck *ProbeResult `json:"last_check"`
+	// Unpriced lists the enabled models that have no price: their requests
+	// are logged as unpriced with cost 0, or refused under a cost limit
+	// (routing.unpriced). [] when every model is priced.
+	Unpriced []string `json:"unpriced"`
 }
 
 // Cooldown is one cooling component.
@@ -335,6 +339,7 @@ type LogEntry struct {
 	Cost             float64      `json:"cost"`
 	Stream           bool         `json:"stream"`
 	Incomplete       bool         `json:"incomplete"`
+	Unpriced         bool         `json:"unpriced"` // cost 0 because the model has no price, not because it was free
 	ClientIP         string       `json:"client_ip"`
 	Error            string       `json:"error"`
 }

@@ -336,12 +336,16 @@ func (p *logPrinter) row(r adminapi.LogEntry) error {
 	return err
 }
 
-// logNote is the failure scope that was cooled and whether the answer was
-// cut short: "key", "url incomplete".
+// logNote is the failure scope that was cooled, whether the answer was
+// cut short and whether its model had no price: "key", "url incomplete",
+// "unpriced".
 func logNote(r adminapi.LogEntry) string {
 	note := r.FailureScope
 	if r.Incomplete {
 		note = strings.TrimSpace(note + " incomplete")
+	}
+	if r.Unpriced {
+		note = strings.TrimSpace(note + " unpriced")
 	}
 	return note
 }

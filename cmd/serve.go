@@ -93,7 +93,9 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 	}
 
 	metrics := admin.NewMetrics(src)
-	eng := engine.New(engine.Options{Config: src, Logs: metrics.Sink(logs), Cooldowns: cds, Costs: st, Logger: log, Clock: opts.Clock})
+	var eng *engine.Engine
+	prices := newCatalog(st, log, &eng)
+	eng = engine.New(engine.Options{Config: src, Logs: metrics.Sink(logs), Cooldowns: cds, Costs: st, Logger: log, Clock: opts.Clock, Catalog: prices})
 	adm := admin.New(admin.Options{Config: src, Engine: eng, Store: st, Logs: logs, Metrics: metrics, Clock: opts.Clock, Logger: log, WarmStats: true})
 	if n, err := admin.RestorePauses(ctx, st, eng); err != nil {
 		log.Warn("could not load runtime pauses", "err", err)
@@ -116,6 +118,7 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 		}()
 	}
 	go eng.RunChecks(watchCtx) // scheduled `check:` probes
+	startCatalog(watchCtx, prices, src, log)
 	src.OnSwap(func(_, cur *config.Snapshot) { eng.Sweep(cur) })
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)

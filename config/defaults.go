@@ -50,6 +50,7 @@ var DefaultRouting = Routing{
 		Stream:    0, // a stream may run as long as it keeps sending
 	},
 	MaxAttempts: 6,
+	Unpriced:    UnpricedRefuse,
 	HealthScore: HealthScore{
 		Enabled:    true,
 		Window:     Duration(30 * time.Minute),

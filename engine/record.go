@@ -134,8 +134,12 @@ func (rec *record) overheadMs(now time.Time) int64 {
 }
 
 // finish hands the request's row to the log writer (never blocking) and
-// releases the in-flight count. Called exactly once per admitted request.
+// releases the in-flight count. Every path that ends an admitted request
+// calls it; only the first call counts (request.finished).
 func (e *Engine) finish(r *request) {
+	if !r.finished.CompareAndSwap(false, true) {
+		return
+	}
 	e.inflight.Add(-1)
 	if r.chSlot != nil {
 		r.chSlot.release()
@@ -187,7 +191,7 @@ func (e *Engine) finish(r *request) {
 		row.FailureKind, row.FailureScope = string(last.Kind), string(last.Scope)
 	}
 	row.OverheadMs = rec.overheadMs(e.clock.Now())
-	row.Cost = e.cost(r.snap, row.Channel, row.UpstreamModel, rec.usage)
+	row.Cost, row.Unpriced = e.cost(r.snap, row.Channel, row.UpstreamModel, rec.model, rec.usage)
 	if end {
 		endEv.Cost = row.Cost
 		e.bus.publish(endEv)
