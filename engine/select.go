@@ -134,21 +134,13 @@ func urlScope(ch *config.Channel, i int) cooldown.Key {
 	return cooldown.Key{Scope: failure.ScopeURL, Channel: ch.Name, URL: urlID(ch.URLs[i].URL)}
 }
 
-// urlIDs caches urlID by URL.
-var urlIDs sync.Map
-
 // urlID identifies a URL in cooldowns (kept in memory, in the database and
 // shown by /admin) without the credentials it may carry (?key=, user:pass@):
 // the masked URL plus " #" and 8 hex digits of the full URL's sha256, so
 // two URLs that differ only in their key stay apart (issue 16).
 func urlID(raw string) string {
-	if v, ok := urlIDs.Load(raw); ok {
-		return v.(string)
-	}
 	sum := sha256.Sum256([]byte(raw))
-	id := config.MaskURL(raw) + " #" + hex.EncodeToString(sum[:4])
-	urlIDs.Store(raw, id)
-	return id
+	return config.MaskURL(raw) + " #" + hex.EncodeToString(sum[:4])
 }
 
 // URLOfID is the masked URL inside a urlID, for display and matching.
