@@ -198,6 +198,9 @@ func (s *Server) Handler(ctx *fasthttp.RequestCtx) bool {
 	if !ok {
 		ep, ok = channelAction(ctx)
 	}
+	if !ok {
+		ep, ok = pprofEndpoint(path)
+	}
 	var err error
 	switch {
 	case !ok:

@@ -129,6 +129,7 @@ var serverFields = fields[Server]{
 			s.MaxBodyBytes = z
 		}
 	}},
+	boolField("pprof", func(s *Server) *bool { return &s.Pprof }),
 	durField("header_timeout", func(s *Server) *Duration { return &s.Limits.HeaderTimeout }),
 	durField("body_timeout", func(s *Server) *Duration { return &s.Limits.BodyTimeout }),
 	durField("stream_write_timeout", func(s *Server) *Duration { return &s.Limits.StreamWriteTimeout }),

@@ -60,6 +60,9 @@ type Server struct {
 	Listen        string // host:port
 	AdminPassword Secret
 	MaxBodyBytes  Size
+	// Pprof serves the Go runtime profiles under /admin/debug/pprof/
+	// (admin password required). Off by default.
+	Pprof bool
 	// Limits bound what one client connection may hold (limits.go).
 	Limits ServerLimits
 	// TrustedProxies are the peers whose X-Forwarded-For and

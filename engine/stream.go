@@ -31,7 +31,7 @@ func (e *Engine) startStream(ctx *fasthttp.RequestCtx, r *request, c *upstreamCa
 		if err != nil {
 			c.resp.Body.Close()
 			c.stopTimers()
-			cause := context.Cause(c.resp.Request.Context())
+			cause := context.Cause(c.resp.ctx)
 			c.cancel(nil)
 			o := failure.Classify(failure.Input{Err: streamErr(err), Timeout: cause == errFirstByteTimeout || cause == errTotalTimeout, Now: e.clock.Now()})
 			if err == io.EOF {
@@ -174,7 +174,7 @@ func (e *Engine) relay(w *bufio.Writer, r *request, c *upstreamCall, rd *protoco
 		// The stream broke after content went out: no retry is possible,
 		// so end the client's stream with its protocol's error event.
 		msg := "upstream stream failed: " + err.Error()
-		if cause := context.Cause(c.resp.Request.Context()); cause != nil && cause != context.Canceled {
+		if cause := context.Cause(c.resp.ctx); cause != nil && cause != context.Canceled {
 			msg = "upstream stream failed: " + cause.Error()
 		}
 		emit(protocol.ErrorEvent(r.ep.family, 502, msg))
