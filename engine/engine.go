@@ -56,6 +56,8 @@ type Options struct {
 	// Transport sends upstream requests; nil = a tuned http.Transport per
 	// proxy setting. Tests may inject one.
 	Transport http.RoundTripper
+	// Retention, when set, reports log_retention runs in /health.
+	Retention interface{ Stats() store.RetentionStats }
 	// Catalog gives the price catalog's current copy; nil = no catalog
 	// (the embedded table and the file's pricing: entries price).
 	Catalog PriceCatalog
@@ -89,6 +91,7 @@ type Engine struct {
 	catalog    PriceCatalog
 	upstream   *upstreams
 	started    time.Time
+	retention  interface{ Stats() store.RetentionStats }
 
 	inflight     atomic.Int64
 	unauthorized atomic.Int64
@@ -103,6 +106,7 @@ func New(opts Options) *Engine {
 		cooldowns: opts.Cooldowns,
 		clock:     opts.Clock,
 		log:       opts.Logger,
+		retention: opts.Retention,
 		catalog:   opts.Catalog,
 	}
 	if e.clock == nil {
@@ -115,7 +119,7 @@ func New(opts Options) *Engine {
 		e.cooldowns = cooldown.New(e.clock, nil)
 	}
 	e.state = newState()
-	e.ledger = newLedger(opts.Costs)
+	e.ledger = newLedger(opts.Costs, e.clock, e.log)
 	e.bus = NewBus()
 	e.active = newActive()
 	e.upstream = newUpstreams(opts.Transport)
