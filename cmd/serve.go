@@ -15,6 +15,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"ccload/admin"
+	"ccload/clock"
 	"ccload/config"
 	"ccload/engine"
 	"ccload/engine/cooldown"
@@ -34,7 +35,7 @@ type ServeOptions struct {
 	Ready func(addr string)
 	// Clock, when set, replaces the wall clock of the engine, cooldowns and
 	// admin API (tests).
-	Clock engine.Clock
+	Clock clock.Clock
 }
 
 // NewCmdServe builds `ccload serve`.

@@ -16,6 +16,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
+	"ccload/clock"
 	"ccload/config"
 	"ccload/engine/cooldown"
 	"ccload/pricing"
@@ -36,19 +37,12 @@ type LogSink interface {
 	Stats() store.WriterStats
 }
 
-// Clock is the time source; tests inject a fake one.
-type Clock interface{ Now() time.Time }
-
-type realClock struct{}
-
-func (realClock) Now() time.Time { return time.Now() }
-
 // Options wires an Engine.
 type Options struct {
 	Config    Snapshots
 	Logs      LogSink            // may be nil (logs are then discarded and counted)
 	Cooldowns *cooldown.Registry // may be nil: a private in-memory registry is made
-	Clock     Clock              // nil = wall clock
+	Clock     clock.Clock        // nil = wall clock
 	Logger    *slog.Logger       // nil = slog.Default()
 	// Costs gives the spend recorded so far, for cost limits; nil = start
 	// from zero (tests, no database).
@@ -73,7 +67,7 @@ type Engine struct {
 	cfg       Snapshots
 	logs      LogSink
 	cooldowns *cooldown.Registry
-	clock     Clock
+	clock     clock.Clock
 	log       *slog.Logger
 	state     *state
 	bus       *Bus
@@ -110,7 +104,7 @@ func New(opts Options) *Engine {
 		catalog:   opts.Catalog,
 	}
 	if e.clock == nil {
-		e.clock = realClock{}
+		e.clock = clock.Wall{}
 	}
 	if e.log == nil {
 		e.log = slog.Default()
@@ -134,8 +128,8 @@ func (e *Engine) InFlight() int64 { return e.inflight.Load() }
 func (e *Engine) Cooldowns() *cooldown.Registry { return e.cooldowns }
 
 // Handler returns the fasthttp handler for the proxy endpoints and /health.
-// Other surfaces (admin, dashboard, metrics) are mounted by the caller
-// through Mux.
+// Every other path goes to extra, where the caller mounts the other
+// surfaces (cmd/serve.go: admin API, dashboard, metrics); nil answers 404.
 func (e *Engine) Handler(extra fasthttp.RequestHandler) fasthttp.RequestHandler {
 	return func(ctx *fasthttp.RequestCtx) {
 		if badPath(ctx.URI().PathOriginal()) {

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"ccload/clock"
 	"ccload/config"
 )
 
@@ -26,7 +27,7 @@ import (
 // is tried again after loadRetry.
 type ledger struct {
 	st    CostStore
-	clock Clock
+	clock clock.Clock
 	log   *slog.Logger
 
 	mu       sync.Mutex
@@ -50,8 +51,8 @@ type spend struct {
 	retryAt time.Time     // no load before then, after a failure
 }
 
-func newLedger(st CostStore, clock Clock, log *slog.Logger) *ledger {
-	return &ledger{st: st, clock: clock, log: log, tokens: map[string]*spend{}, channels: map[string]*spend{}}
+func newLedger(st CostStore, clk clock.Clock, log *slog.Logger) *ledger {
+	return &ledger{st: st, clock: clk, log: log, tokens: map[string]*spend{}, channels: map[string]*spend{}}
 }
 
 // ensure returns the entity's spend, loading its base from the database
