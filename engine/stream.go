@@ -84,7 +84,7 @@ func (e *Engine) relay(w io.Writer, r *request, c *upstreamCall, rd *protocol.Re
 	var werr error
 	emit := func(b []byte) {
 		if werr == nil {
-			out = append(out, b...)
+			out = append(out, redactEvent(r.rec.red, b)...)
 		}
 	}
 	flush := func() bool {
