@@ -31,7 +31,8 @@ func rqDecodeOpenAI(r *Req, body []byte, to protocol.Family) error {
 				break
 			}
 			if !c.penalties {
-				err = rqRefuseField(to, "%s", k.Str)
+				// A sampling preference, like top_k (doc.go).
+				r.note("%s dropped: %s upstreams have no penalties", k.Str, to)
 				break
 			}
 			if k.Str == "presence_penalty" {
