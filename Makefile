@@ -7,7 +7,7 @@ CCLOAD_TEST_POSTGRES ?= postgres://postgres@127.0.0.1:5432/test?sslmode=disable
 CCLOAD_TEST_MYSQL    ?= root@tcp(127.0.0.1:3306)/test
 export CCLOAD_TEST_POSTGRES CCLOAD_TEST_MYSQL
 
-.PHONY: build test test-short test-web test-clients demo lint bench clean soak
+.PHONY: build test test-short test-web test-clients demo lint bench bench-load clean soak
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN) .
@@ -48,6 +48,15 @@ soak:
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
+
+# Load benchmark: the mock upstream direct, through nginx (when installed)
+# and through bin/ccload, one table with ratios (README, "Load benchmark").
+# Minutes long and machine-wide; never part of `make test`.
+BENCH_RUNS ?= 3
+BENCH_FLAGS ?=
+bench-load: build
+	$(GO) build -o bin/benchload ./benchload
+	./bin/benchload -bin $(BIN) -runs $(BENCH_RUNS) $(BENCH_FLAGS)
 
 clean:
 	rm -rf bin data/demo.db*

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"ccload/admin"
+	"ccload/adminapi"
 	"ccload/config"
 	"ccload/engine"
 )
@@ -353,7 +354,7 @@ func TestCooldownClear(t *testing.T) {
 // or in its middle.
 func TestNoSecretsInAnyResponse(t *testing.T) {
 	e := start(t)
-	c := admin.NewClient(e.URL, adminPass, nil)
+	c := adminapi.NewClient(e.URL, adminPass, nil)
 	stream, err := c.Events(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -403,8 +404,8 @@ func TestNoSecretsInAnyResponse(t *testing.T) {
 }
 
 // drain collects the events that arrive within d.
-func drain(s *admin.EventStream, d time.Duration) []admin.Event {
-	var out []admin.Event
+func drain(s *adminapi.EventStream, d time.Duration) []adminapi.Event {
+	var out []adminapi.Event
 	timeout := time.After(d)
 	for {
 		select {
@@ -422,18 +423,18 @@ func drain(s *admin.EventStream, d time.Duration) []admin.Event {
 func TestClientErrors(t *testing.T) {
 	e := start(t)
 	ctx := context.Background()
-	_, err := admin.NewClient(e.URL, "wrong", nil).Status(ctx)
-	var ae *admin.APIError
+	_, err := adminapi.NewClient(e.URL, "wrong", nil).Status(ctx)
+	var ae *adminapi.APIError
 	if !errors.As(err, &ae) || ae.Status != 401 || !strings.Contains(err.Error(), "CCLOAD_PASS") {
 		t.Fatalf("wrong password: %v", err)
 	}
 	// A port where nothing listens.
-	_, err = admin.NewClient("http://127.0.0.1:1", adminPass, nil).Status(ctx)
-	var nr *admin.NotRunningError
+	_, err = adminapi.NewClient("http://127.0.0.1:1", adminPass, nil).Status(ctx)
+	var nr *adminapi.NotRunningError
 	if !errors.As(err, &nr) || !strings.HasPrefix(err.Error(), "ccload is not running at http://127.0.0.1:1") {
 		t.Fatalf("not running: %v", err)
 	}
-	logs, err := admin.NewClient(e.URL, adminPass, &http.Client{}).Logs(ctx, admin.LogFilter{Status: "2xx", Since: "1h"})
+	logs, err := adminapi.NewClient(e.URL, adminPass, &http.Client{}).Logs(ctx, adminapi.LogFilter{Status: "2xx", Since: "1h"})
 	if err != nil || logs.Rows == nil {
 		t.Fatalf("logs: %+v %v", logs, err)
 	}

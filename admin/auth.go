@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/valyala/fasthttp"
+
+	"ccload/adminapi"
 )
 
 // Admin authentication: POST /admin/login with the admin password sets a
@@ -88,7 +90,7 @@ func remoteIP(ctx *fasthttp.RequestCtx) string {
 
 // login is POST /admin/login {"password": "..."}.
 func (s *Server) login(ctx *fasthttp.RequestCtx) error {
-	var req LoginRequest
+	var req adminapi.LoginRequest
 	if err := readJSON(ctx, &req); err != nil {
 		return err
 	}
@@ -110,7 +112,7 @@ func (s *Server) login(ctx *fasthttp.RequestCtx) error {
 	c.SetExpire(exp)
 	c.SetMaxAge(int(exp.Sub(now) / time.Second))
 	ctx.Response.Header.SetCookie(&c)
-	return writeJSON(ctx, fasthttp.StatusOK, LoginResponse{OK: true, ExpiresAt: exp})
+	return writeJSON(ctx, fasthttp.StatusOK, adminapi.LoginResponse{OK: true, ExpiresAt: exp})
 }
 
 // logout is POST /admin/logout: it ends the caller's session, if any, and

@@ -7,6 +7,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
+	"ccload/adminapi"
 	"ccload/engine/cooldown"
 	"ccload/engine/failure"
 	"ccload/store"
@@ -40,10 +41,10 @@ func (s *Server) channels(ctx *fasthttp.RequestCtx) error {
 	if err != nil {
 		return err
 	}
-	return writeJSON(ctx, fasthttp.StatusOK, ChannelsResponse{Time: s.clock.Now(), Channels: list})
+	return writeJSON(ctx, fasthttp.StatusOK, adminapi.ChannelsResponse{Time: s.clock.Now(), Channels: list})
 }
 
-func (s *Server) channelList(ctx context.Context) ([]Channel, error) {
+func (s *Server) channelList(ctx context.Context) ([]adminapi.Channel, error) {
 	now := s.clock.Now()
 	snap := s.cfg.Current()
 	today, err := s.usageToday(ctx, now, func(u store.UsageDay) string { return u.Channel })
@@ -54,16 +55,17 @@ func (s *Server) channelList(ctx context.Context) ([]Channel, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := []Channel{}
+	out := []adminapi.Channel{}
 	for _, live := range s.eng.ChannelStates() {
 		ch := snap.Channel(live.Name)
 		if ch == nil {
 			continue // removed by a reload between the two reads
 		}
-		c := Channel{
+		c := adminapi.Channel{
 			ChannelConfig: channelConfig(ch),
 			Paused:        live.Paused, InFlight: live.InFlight, RPM: live.RPM,
-			Cooldowns: []Cooldown{}, Today: today[live.Name],
+			Cooldowns: []adminapi.Cooldown{}, Today: today[live.Name],
+			Unpriced: append([]string{}, live.Unpriced...),
 		}
 		for i, u := range live.URLs {
 			if i < len(c.URLs) {
@@ -79,9 +81,9 @@ func (s *Server) channelList(ctx context.Context) ([]Channel, error) {
 			}
 		}
 		if lc := live.LastCheck; lc != nil {
-			masked := *lc
-			masked.URL = maskURL(masked.URL)
-			c.LastCheck = &masked
+			v := probeView(*lc)
+			v.URL = maskURL(v.URL)
+			c.LastCheck = &v
 		}
 		c.State = channelState(c)
 		out = append(out, c)
@@ -89,7 +91,7 @@ func (s *Server) channelList(ctx context.Context) ([]Channel, error) {
 	return out, nil
 }
 
-func channelState(c Channel) string {
+func channelState(c adminapi.Channel) string {
 	switch {
 	case !c.Enabled:
 		return "disabled"
@@ -108,13 +110,13 @@ func channelState(c Channel) string {
 }
 
 // usageToday sums today's usage_daily rows (UTC day) by the name by picks.
-func (s *Server) usageToday(ctx context.Context, now time.Time, by func(store.UsageDay) string) (map[string]Usage, error) {
+func (s *Server) usageToday(ctx context.Context, now time.Time, by func(store.UsageDay) string) (map[string]adminapi.Usage, error) {
 	day := now.UTC().Format(time.DateOnly)
 	rows, err := s.st.UsageDaily(ctx, day)
 	if err != nil {
 		return nil, errInternal("reading usage failed", err)
 	}
-	out := map[string]Usage{}
+	out := map[string]adminapi.Usage{}
 	for _, r := range rows {
 		if r.Day != day {
 			continue
@@ -180,18 +182,18 @@ func (s *Server) setPaused(ctx *fasthttp.RequestCtx, name string, pause bool) er
 // cooldowns is GET /admin/cooldowns.
 func (s *Server) cooldowns(ctx *fasthttp.RequestCtx) error {
 	now := s.clock.Now()
-	out := []Cooldown{}
+	out := []adminapi.Cooldown{}
 	for _, e := range s.eng.Cooldowns().List() {
 		out = append(out, cooldownView(e, now))
 	}
-	return writeJSON(ctx, fasthttp.StatusOK, CooldownsResponse{Time: now, Cooldowns: out})
+	return writeJSON(ctx, fasthttp.StatusOK, adminapi.CooldownsResponse{Time: now, Cooldowns: out})
 }
 
 // clearCooldowns is POST /admin/cooldowns/clear. It removes every cooling
 // entry that matches all the fields given; the URL matches in its masked
 // form (as the API shows it) or in full.
 func (s *Server) clearCooldowns(ctx *fasthttp.RequestCtx) error {
-	var req ClearRequest
+	var req adminapi.ClearRequest
 	if err := readJSON(ctx, &req); err != nil {
 		return err
 	}
@@ -205,7 +207,7 @@ func (s *Server) clearCooldowns(ctx *fasthttp.RequestCtx) error {
 	}
 	now := s.clock.Now()
 	reg := s.eng.Cooldowns()
-	out := []Cooldown{}
+	out := []adminapi.Cooldown{}
 	for _, e := range reg.List() {
 		if !matches(req, e.Key) {
 			continue
@@ -215,10 +217,10 @@ func (s *Server) clearCooldowns(ctx *fasthttp.RequestCtx) error {
 		}
 	}
 	s.log.Info("admin: cooldowns cleared", "count", len(out), "channel", req.Channel, "scope", req.Scope)
-	return writeJSON(ctx, fasthttp.StatusOK, ClearResponse{Cleared: out})
+	return writeJSON(ctx, fasthttp.StatusOK, adminapi.ClearResponse{Cleared: out})
 }
 
-func matches(req ClearRequest, k cooldown.Key) bool {
+func matches(req adminapi.ClearRequest, k cooldown.Key) bool {
 	eq := func(want, have string) bool { return want == "" || want == have }
 	fp, _, _ := strings.Cut(k.KeyFP, "#")
 	return eq(req.Scope, string(k.Scope)) && eq(req.Channel, k.Channel) && (eq(req.Key, k.KeyFP) || req.Key == fp) &&

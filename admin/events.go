@@ -10,12 +10,9 @@ import (
 
 	"github.com/valyala/fasthttp"
 
+	"ccload/adminapi"
 	"ccload/engine"
 )
-
-// Event is one step of a client request: "start", "first_byte",
-// "progress" or "end" (see engine.Event and API.md).
-type Event = engine.Event
 
 // eventBuffer is how many events one subscriber may fall behind before it
 // loses some (the bus counts them; they show as events_dropped).
@@ -24,11 +21,12 @@ const eventBuffer = 256
 // active is GET /admin/active: the requests in flight, oldest first.
 func (s *Server) active(ctx *fasthttp.RequestCtx) error {
 	evs := s.eng.Active()
-	slices.SortFunc(evs, func(a, b Event) int { return cmp.Compare(a.ID, b.ID) })
-	if evs == nil {
-		evs = []Event{}
+	slices.SortFunc(evs, func(a, b engine.Event) int { return cmp.Compare(a.ID, b.ID) })
+	out := make([]adminapi.Event, len(evs))
+	for i, e := range evs {
+		out[i] = eventView(e)
 	}
-	return writeJSON(ctx, fasthttp.StatusOK, ActiveResponse{Time: s.clock.Now(), Active: evs})
+	return writeJSON(ctx, fasthttp.StatusOK, adminapi.ActiveResponse{Time: s.clock.Now(), Active: out})
 }
 
 // events is GET /admin/events: a text/event-stream of request events,
@@ -75,7 +73,7 @@ func (s *Server) events(ctx *fasthttp.RequestCtx) error {
 				if want != nil && !want[ev.Type] {
 					continue
 				}
-				b, err := json.Marshal(ev)
+				b, err := json.Marshal(eventView(ev))
 				if err != nil {
 					continue
 				}
@@ -95,4 +93,17 @@ func (s *Server) events(ctx *fasthttp.RequestCtx) error {
 		}
 	})
 	return nil
+}
+
+// eventView is the wire form of a bus event. The fields are the same; the
+// copy keeps adminapi free of engine (a test checks the JSON is identical).
+func eventView(e engine.Event) adminapi.Event {
+	return adminapi.Event{
+		Type: e.Type, ID: e.ID, Time: e.Time, Token: e.Token,
+		ClientProtocol: e.ClientProtocol, UpstreamProtocol: e.UpstreamProtocol,
+		Model: e.Model, Channel: e.Channel, URLHost: e.URLHost, Stream: e.Stream,
+		ElapsedMs: e.ElapsedMs, TTFBMs: e.TTFBMs, Attempts: e.Attempts,
+		InputTokens: e.InputTokens, OutputTokens: e.OutputTokens, Cost: e.Cost,
+		Status: e.Status, FailureScope: e.FailureScope, Error: e.Error,
+	}
 }

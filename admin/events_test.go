@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"ccload/admin"
+	"ccload/adminapi"
 )
 
 // TestEventsStreamedRequest: a subscriber sees start, first_byte and end of
@@ -19,7 +19,7 @@ func TestEventsStreamedRequest(t *testing.T) {
 	if e.Engine.Events().Active() {
 		t.Fatal("bus active before anyone subscribed")
 	}
-	c := admin.NewClient(e.URL, adminPass, nil)
+	c := adminapi.NewClient(e.URL, adminPass, nil)
 	s, err := c.Events(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -30,7 +30,7 @@ func TestEventsStreamedRequest(t *testing.T) {
 	if st, body := e.proxy(t, "claude-y", true, ""); st != 200 || !strings.Contains(body, "message_stop") {
 		t.Fatalf("stream: %d %s", st, body)
 	}
-	var got []admin.Event
+	var got []adminapi.Event
 	timeout := time.After(5 * time.Second)
 	for len(got) == 0 || got[len(got)-1].Type != "end" {
 		select {
@@ -130,7 +130,7 @@ func TestEventsWire(t *testing.T) {
 // shutdown does not wait for them.
 func TestEventsEndOnClose(t *testing.T) {
 	e := start(t)
-	s, err := admin.NewClient(e.URL, adminPass, nil).Events(context.Background())
+	s, err := adminapi.NewClient(e.URL, adminPass, nil).Events(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

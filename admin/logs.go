@@ -8,6 +8,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
+	"ccload/adminapi"
 	"ccload/config"
 	"ccload/store"
 )
@@ -49,7 +50,7 @@ func (s *Server) logsQuery(ctx *fasthttp.RequestCtx) error {
 	if err != nil {
 		return errInternal("querying logs failed", err)
 	}
-	resp := LogsResponse{Rows: make([]LogEntry, 0, len(rows))}
+	resp := adminapi.LogsResponse{Rows: make([]adminapi.LogEntry, 0, len(rows))}
 	for _, r := range rows {
 		resp.Rows = append(resp.Rows, NewLogEntry(r))
 	}
@@ -104,22 +105,22 @@ func ParseStatusClass(v string) (int, error) {
 
 // NewLogEntry is the API form of a stored row: URLs masked, the attempts
 // parsed. `ccload logs --db` uses it to print rows read from the database.
-func NewLogEntry(r store.LogRow) LogEntry {
-	e := LogEntry{
+func NewLogEntry(r store.LogRow) adminapi.LogEntry {
+	e := adminapi.LogEntry{
 		ID: r.ID, Time: r.Time, RequestID: r.RequestID, Token: r.Token, Channel: r.Channel,
 		Key: r.KeyFP, URL: maskURL(r.URL), ClientProtocol: r.ClientProtocol, UpstreamProtocol: r.UpstreamProtocol,
 		Model: r.Model, UpstreamModel: r.UpstreamModel, Status: r.Status,
 		FailureKind: r.FailureKind, FailureScope: r.FailureScope, Attempts: r.Attempts,
-		AttemptLog: []AttemptLog{},
+		AttemptLog: []adminapi.AttemptLog{},
 		TTFBMs:     r.TTFBMs, DurationMs: r.DurationMs,
 		InputTokens: r.InputTokens, OutputTokens: r.OutputTokens,
 		CacheReadTokens: r.CacheReadTokens, CacheWriteTokens: r.CacheWriteTokens, ReasoningTokens: r.ReasoningTokens,
-		Cost: r.Cost, Stream: r.Stream, Incomplete: r.Incomplete, ClientIP: r.ClientIP, Error: r.Error,
+		Cost: r.Cost, Stream: r.Stream, Incomplete: r.Incomplete, Unpriced: r.Unpriced, ClientIP: r.ClientIP, Error: r.Error,
 	}
 	if r.AttemptsJSON != "" {
 		// The engine writes the same field names; a row it cannot parse
 		// (an older format) just shows no attempts.
-		var as []AttemptLog
+		var as []adminapi.AttemptLog
 		if json.Unmarshal([]byte(r.AttemptsJSON), &as) == nil {
 			for i := range as {
 				as[i].URL = maskURL(as[i].URL)

@@ -1,7 +1,9 @@
 // Package admin is ccload's admin surface: the JSON API under /admin/ that
 // the dashboard, `ccload channels|tokens|logs|top` and scripts use, the
 // /admin/events SSE stream, and the Prometheus /metrics endpoint. API.md
-// documents every endpoint and field.
+// documents every endpoint and field. The JSON bodies and the Go client are
+// package adminapi, which imports no engine or store, so clients of the API
+// (tui/ for `ccload top`, the CLI commands) build without the gateway.
 //
 // The Server is its own type, wired next to the engine in cmd/serve.go; it
 // reads the engine's live state through the Engine interface and the
@@ -21,6 +23,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
+	"ccload/adminapi"
 	"ccload/config"
 	"ccload/engine"
 	"ccload/engine/cooldown"
@@ -195,6 +198,9 @@ func (s *Server) Handler(ctx *fasthttp.RequestCtx) bool {
 	if !ok {
 		ep, ok = channelAction(ctx)
 	}
+	if !ok {
+		ep, ok = pprofEndpoint(path)
+	}
 	var err error
 	switch {
 	case !ok:
@@ -272,7 +278,7 @@ func (s *Server) writeError(ctx *fasthttp.RequestCtx, err error) {
 	if he.Status >= 500 {
 		s.log.Error("admin API", "path", string(ctx.Path()), "status", he.Status, "err", err)
 	}
-	writeJSON(ctx, he.Status, ErrorBody{Error: he.Msg})
+	writeJSON(ctx, he.Status, adminapi.ErrorBody{Error: he.Msg})
 }
 
 // writeJSON answers with v as JSON.

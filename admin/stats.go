@@ -8,6 +8,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
+	"ccload/adminapi"
 	"ccload/config"
 	"ccload/store"
 )
@@ -115,20 +116,20 @@ func defaultBucket(rng time.Duration) time.Duration {
 type series struct {
 	since time.Time
 	size  time.Duration
-	b     []Bucket
+	b     []adminapi.Bucket
 	ttfb  [][]int64 // per bucket, TTFBs of requests that got a first byte
 	all   []int64
-	total Bucket
-	top   [3]map[string]*Rank // models, channels, tokens
+	total adminapi.Bucket
+	top   [3]map[string]*adminapi.Rank // models, channels, tokens
 }
 
 func newSeries(since time.Time, size time.Duration, n int) *series {
-	s := &series{since: since, size: size, b: make([]Bucket, n), ttfb: make([][]int64, n)}
+	s := &series{since: since, size: size, b: make([]adminapi.Bucket, n), ttfb: make([][]int64, n)}
 	for i := range s.b {
 		s.b[i].Start = since.Add(time.Duration(i) * size)
 	}
 	for i := range s.top {
-		s.top[i] = map[string]*Rank{}
+		s.top[i] = map[string]*adminapi.Rank{}
 	}
 	return s
 }
@@ -138,7 +139,7 @@ func (s *series) add(p store.LogPoint) {
 	if i < 0 || i >= len(s.b) {
 		return
 	}
-	for _, b := range []*Bucket{&s.b[i], &s.total} {
+	for _, b := range []*adminapi.Bucket{&s.b[i], &s.total} {
 		b.Requests++
 		if p.IsError() {
 			b.Errors++
@@ -157,7 +158,7 @@ func (s *series) add(p store.LogPoint) {
 		}
 		r := s.top[j][name]
 		if r == nil {
-			r = &Rank{Name: name}
+			r = &adminapi.Rank{Name: name}
 			s.top[j][name] = r
 		}
 		r.Requests++
@@ -170,16 +171,16 @@ func (s *series) add(p store.LogPoint) {
 	}
 }
 
-func (s *series) result(until time.Time) StatsResponse {
+func (s *series) result(until time.Time) adminapi.StatsResponse {
 	for i := range s.b {
 		s.b[i].TTFBp50ms, s.b[i].TTFBp95ms = percentiles(s.ttfb[i])
 	}
 	s.total.Start = s.since
 	s.total.TTFBp50ms, s.total.TTFBp95ms = percentiles(s.all)
-	return StatsResponse{
+	return adminapi.StatsResponse{
 		Since: s.since, Until: until, BucketSeconds: int64(s.size / time.Second),
 		Buckets: s.b, Total: s.total,
-		Top: Top{Models: ranked(s.top[0]), Channels: ranked(s.top[1]), Tokens: ranked(s.top[2])},
+		Top: adminapi.Top{Models: ranked(s.top[0]), Channels: ranked(s.top[1]), Tokens: ranked(s.top[2])},
 	}
 }
 
@@ -194,12 +195,12 @@ func percentiles(v []int64) (p50, p95 int64) {
 }
 
 // ranked orders by cost, then requests, then name, and keeps the top N.
-func ranked(m map[string]*Rank) []Rank {
-	out := make([]Rank, 0, len(m))
+func ranked(m map[string]*adminapi.Rank) []adminapi.Rank {
+	out := make([]adminapi.Rank, 0, len(m))
 	for _, r := range m {
 		out = append(out, *r)
 	}
-	slices.SortFunc(out, func(a, b Rank) int {
+	slices.SortFunc(out, func(a, b adminapi.Rank) int {
 		return cmp.Or(cmp.Compare(b.Cost, a.Cost), cmp.Compare(b.Requests, a.Requests), cmp.Compare(a.Name, b.Name))
 	})
 	return out[:min(len(out), topN)]

@@ -7,13 +7,14 @@ import (
 	"github.com/valyala/fasthttp"
 	"gopkg.in/yaml.v3"
 
+	"ccload/adminapi"
 	"ccload/config"
 )
 
 // status is GET /admin/status.
 func (s *Server) status(ctx *fasthttp.RequestCtx) error {
 	now := s.clock.Now()
-	return writeJSON(ctx, fasthttp.StatusOK, Status{
+	return writeJSON(ctx, fasthttp.StatusOK, adminapi.Status{
 		Time: now, StartedAt: s.started, UptimeSeconds: int64(now.Sub(s.started).Seconds()),
 		Config:        s.configStatus(),
 		Storage:       s.storageStatus(),
@@ -22,19 +23,19 @@ func (s *Server) status(ctx *fasthttp.RequestCtx) error {
 	})
 }
 
-func (s *Server) configStatus() ConfigStatus {
+func (s *Server) configStatus() adminapi.ConfigStatus {
 	st := s.cfg.Status()
 	s.history.sync(st)
 	snap := s.cfg.Current()
-	return ConfigStatus{
+	return adminapi.ConfigStatus{
 		File: st.File, SHA256: st.SHA256, LoadedAt: st.LoadedAt, LastAttempt: st.LastAttempt,
 		Error: st.Error, Reloads: st.Reloads, Failures: st.Failures,
 		Channels: len(snap.Channels), Tokens: len(snap.Tokens),
 	}
 }
 
-func (s *Server) storageStatus() StorageStatus {
-	out := StorageStatus{Driver: s.st.Driver()}
+func (s *Server) storageStatus() adminapi.StorageStatus {
+	out := adminapi.StorageStatus{Driver: s.st.Driver()}
 	if s.logs != nil {
 		ws := s.logs.Stats()
 		out.Queued, out.Written, out.Dropped, out.Rejected = ws.Queued, ws.Written, ws.Dropped, ws.Rejected
@@ -61,7 +62,7 @@ func (s *Server) config(ctx *fasthttp.RequestCtx) error {
 		return errBadRequest(`format: want "json" or "yaml", got "` + f + `"`)
 	}
 	st := s.configStatus()
-	return writeJSON(ctx, fasthttp.StatusOK, ConfigResponse{Status: st, Config: view, History: s.history.list()})
+	return writeJSON(ctx, fasthttp.StatusOK, adminapi.ConfigResponse{Status: st, Config: view, History: s.history.list()})
 }
 
 // reloader is implemented by *config.Source.
@@ -91,7 +92,7 @@ const maxHistory = 50
 // failures between two reads fold into one record with a Count.
 type history struct {
 	mu         sync.Mutex
-	recs       []ReloadRecord // oldest first
+	recs       []adminapi.ReloadRecord // oldest first
 	onSwap     bool
 	seenReload int
 	seenFail   int
@@ -104,14 +105,14 @@ type swapNotifier interface {
 func newHistory(cfg Config) *history {
 	st := cfg.Status()
 	h := &history{seenReload: st.Reloads, seenFail: st.Failures}
-	h.recs = append(h.recs, ReloadRecord{Time: st.LoadedAt, Result: "loaded", SHA256: st.SHA256})
+	h.recs = append(h.recs, adminapi.ReloadRecord{Time: st.LoadedAt, Result: "loaded", SHA256: st.SHA256})
 	if n, ok := cfg.(swapNotifier); ok {
 		h.onSwap = true
 		n.OnSwap(func(_, snap *config.Snapshot) {
 			h.mu.Lock()
 			defer h.mu.Unlock()
 			h.seenReload++
-			h.add(ReloadRecord{Time: snap.LoadedAt, Result: "reloaded", SHA256: snap.SHA256})
+			h.add(adminapi.ReloadRecord{Time: snap.LoadedAt, Result: "reloaded", SHA256: snap.SHA256})
 		})
 	}
 	return h
@@ -122,18 +123,18 @@ func (h *history) sync(st config.Status) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if n := st.Failures - h.seenFail; n > 0 {
-		h.add(ReloadRecord{Time: st.LastAttempt, Result: "failed", Error: st.Error, Count: n})
+		h.add(adminapi.ReloadRecord{Time: st.LastAttempt, Result: "failed", Error: st.Error, Count: n})
 		h.seenFail = st.Failures
 	}
 	if n := st.Reloads - h.seenReload; n > 0 && !h.onSwap {
-		h.add(ReloadRecord{Time: st.LoadedAt, Result: "reloaded", SHA256: st.SHA256, Count: n})
+		h.add(adminapi.ReloadRecord{Time: st.LoadedAt, Result: "reloaded", SHA256: st.SHA256, Count: n})
 		h.seenReload = st.Reloads
 	}
 }
 
 // add appends r in time order. Called with mu held.
-func (h *history) add(r ReloadRecord) {
-	i, _ := slices.BinarySearchFunc(h.recs, r, func(a, b ReloadRecord) int {
+func (h *history) add(r adminapi.ReloadRecord) {
+	i, _ := slices.BinarySearchFunc(h.recs, r, func(a, b adminapi.ReloadRecord) int {
 		if a.Time.After(b.Time) {
 			return 1
 		}
@@ -146,7 +147,7 @@ func (h *history) add(r ReloadRecord) {
 }
 
 // list returns the records newest first.
-func (h *history) list() []ReloadRecord {
+func (h *history) list() []adminapi.ReloadRecord {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	out := slices.Clone(h.recs)

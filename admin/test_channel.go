@@ -9,24 +9,10 @@ import (
 
 	"github.com/valyala/fasthttp"
 
+	"ccload/adminapi"
 	"ccload/config"
 	"ccload/engine"
 )
-
-// TestRequest is the body of POST /admin/channels/{name}/test. Every field
-// is optional: Model defaults to the channel's check model, else its first
-// enabled model; URL and Key are indexes into the channel's urls and keys
-// (0 = the first).
-type TestRequest struct {
-	Model  string `json:"model,omitempty"`
-	URL    int    `json:"url,omitempty"`
-	Key    int    `json:"key,omitempty"`
-	Stream bool   `json:"stream,omitempty"`
-}
-
-// TestResult answers a channel test: engine.ProbeResult with the URL
-// masked and the key shown as its key id, as /admin/channels shows them.
-type TestResult = engine.ProbeResult
 
 // maxTestTime bounds one test; the dashboard waits for the answer.
 const maxTestTime = 30 * time.Second
@@ -57,7 +43,7 @@ func testAction(rest string) (endpoint, bool) {
 // (engine.RunProbe), and returns what it saw. It does not touch cooldowns:
 // a test is a look, not a repair.
 func (s *Server) testChannel(ctx *fasthttp.RequestCtx, name string) error {
-	var req TestRequest
+	var req adminapi.TestRequest
 	if err := readJSON(ctx, &req); err != nil {
 		return err
 	}
@@ -83,10 +69,11 @@ func (s *Server) testChannel(ctx *fasthttp.RequestCtx, name string) error {
 	tctx, cancel := context.WithTimeout(detach(ctx), min(max(snap.Routing.Timeouts.NonStream.D(), time.Second), maxTestTime))
 	defer cancel()
 	res := p.RunProbe(tctx, snap, engine.Probe{Channel: ch, Model: model, URL: req.URL, Key: req.Key, Stream: req.Stream})
-	res.URL = maskURL(res.URL)
-	res.Key = engine.KeyID(ch.Keys[req.Key])
+	v := probeView(res)
+	v.URL = maskURL(res.URL)
+	v.Key = engine.KeyID(ch.Keys[req.Key])
 	s.log.Info("admin: channel test", "channel", name, "model", model.Name, "ok", res.OK, "status", res.Status, "ms", res.TotalMs)
-	return writeJSON(ctx, fasthttp.StatusOK, res)
+	return writeJSON(ctx, fasthttp.StatusOK, v)
 }
 
 // testModel picks the model to test: the one asked for (by client or
@@ -101,4 +88,15 @@ func testModel(ch *config.Channel, want string) (config.Model, bool) {
 		}
 	}
 	return config.Model{}, false
+}
+
+// probeView is the wire form of a probe result (the answer to a channel
+// test and a channel's last_check), before URL masking.
+func probeView(r engine.ProbeResult) adminapi.ProbeResult {
+	return adminapi.ProbeResult{
+		Channel: r.Channel, Model: r.Model, Upstream: r.Upstream, URL: r.URL, Key: r.Key,
+		Protocol: string(r.Protocol), Stream: r.Stream, OK: r.OK, Status: r.Status,
+		TTFBMs: r.TTFBMs, TotalMs: r.TotalMs,
+		Kind: string(r.Kind), Scope: string(r.Scope), Message: r.Message,
+	}
 }

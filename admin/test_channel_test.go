@@ -5,15 +5,15 @@ import (
 	"strings"
 	"testing"
 
-	"ccload/admin"
+	"ccload/adminapi"
 )
 
 func TestChannelTest(t *testing.T) {
 	e := start(t)
-	test := func(name, body string) (int, admin.TestResult, string) {
+	test := func(name, body string) (int, adminapi.ProbeResult, string) {
 		t.Helper()
 		resp, b := e.call(t, "POST", "/admin/channels/"+name+"/test", bearer, body)
-		var r admin.TestResult
+		var r adminapi.ProbeResult
 		if resp.StatusCode == 200 {
 			if err := json.Unmarshal([]byte(b), &r); err != nil {
 				t.Fatalf("%s: %v", b, err)

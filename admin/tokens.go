@@ -3,6 +3,7 @@ package admin
 import (
 	"github.com/valyala/fasthttp"
 
+	"ccload/adminapi"
 	"ccload/store"
 )
 
@@ -16,14 +17,14 @@ func (s *Server) tokens(ctx *fasthttp.RequestCtx) error {
 	if err != nil {
 		return err
 	}
-	out := []Token{}
+	out := []adminapi.Token{}
 	for _, t := range snap.Tokens {
 		cost, err := s.st.TokenCost(detach(ctx), t.Name)
 		if err != nil {
 			return errInternal("reading token cost failed", err)
 		}
 		inFlight, rpm := s.eng.TokenLoad(t.Name)
-		out = append(out, Token{
+		out = append(out, adminapi.Token{
 			TokenConfig: tokenConfig(t),
 			Expired:     t.Expired(now),
 			CostUsed:    cost,
@@ -32,5 +33,5 @@ func (s *Server) tokens(ctx *fasthttp.RequestCtx) error {
 			Today:       today[t.Name],
 		})
 	}
-	return writeJSON(ctx, fasthttp.StatusOK, TokensResponse{Time: now, Tokens: out})
+	return writeJSON(ctx, fasthttp.StatusOK, adminapi.TokensResponse{Time: now, Tokens: out})
 }

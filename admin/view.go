@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"ccload/adminapi"
 	"ccload/config"
 	"ccload/engine"
 	"ccload/engine/cooldown"
@@ -48,12 +49,12 @@ func maskURL(raw string) string {
 	return strings.ReplaceAll(u.String(), "%E2%80%A6", "…")
 }
 
-func channelConfig(ch *config.Channel) ChannelConfig {
-	c := ChannelConfig{
+func channelConfig(ch *config.Channel) adminapi.ChannelConfig {
+	c := adminapi.ChannelConfig{
 		Name: ch.Name, Enabled: ch.Enabled, Priority: ch.Priority, Weight: ch.Weight,
 		KeyStrategy: ch.KeyStrategy, Proxy: maskURL(ch.Proxy),
-		URLs: []URLView{}, Keys: []string{}, Models: []ModelView{},
-		Limits: Limits{
+		URLs: []adminapi.URLView{}, Keys: []string{}, Models: []adminapi.ModelView{},
+		Limits: adminapi.Limits{
 			RPMLimit: ch.RPMLimit, MaxConcurrency: ch.MaxConcurrency, DailyCostLimit: ch.DailyCostLimit,
 			CostMultiplier: ch.CostMultiplier,
 		},
@@ -62,7 +63,7 @@ func channelConfig(ch *config.Channel) ChannelConfig {
 		c.Limits.ActiveHours = ch.ActiveHours.String()
 	}
 	for _, u := range ch.URLs {
-		v := URLView{URL: maskURL(u.URL), Exact: u.Exact, Protocols: []string{}}
+		v := adminapi.URLView{URL: maskURL(u.URL), Exact: u.Exact, Protocols: []string{}}
 		for _, p := range u.Protocols {
 			v.Protocols = append(v.Protocols, string(p))
 		}
@@ -72,33 +73,33 @@ func channelConfig(ch *config.Channel) ChannelConfig {
 		c.Keys = append(c.Keys, engine.KeyID(k))
 	}
 	for _, m := range ch.Models {
-		c.Models = append(c.Models, ModelView{Name: m.Name, Upstream: m.Upstream, Disabled: m.Disabled})
+		c.Models = append(c.Models, adminapi.ModelView{Name: m.Name, Upstream: m.Upstream, Disabled: m.Disabled})
 	}
 	if len(ch.Rewrite.Headers)+len(ch.Rewrite.Body) > 0 {
-		rw := &RewriteView{Headers: []RuleView{}, Body: []RuleView{}}
+		rw := &adminapi.RewriteView{Headers: []adminapi.RuleView{}, Body: []adminapi.RuleView{}}
 		for _, h := range ch.Rewrite.Headers {
-			r := RuleView{Action: h.Action, Name: h.Name}
+			r := adminapi.RuleView{Action: h.Action, Name: h.Name}
 			if h.Value != "" {
 				r.Value, _ = json.Marshal(config.Fingerprint(h.Value))
 			}
 			rw.Headers = append(rw.Headers, r)
 		}
 		for _, b := range ch.Rewrite.Body {
-			rw.Body = append(rw.Body, RuleView{Action: b.Action, Path: b.Path, Value: slices.Clone(b.Value)})
+			rw.Body = append(rw.Body, adminapi.RuleView{Action: b.Action, Path: b.Path, Value: slices.Clone(b.Value)})
 		}
 		c.Rewrite = rw
 	}
 	if ch.Check != nil {
-		c.Check = &CheckView{Model: ch.Check.Model, Every: ch.Check.Every.String()}
+		c.Check = &adminapi.CheckView{Model: ch.Check.Model, Every: ch.Check.Every.String()}
 	}
 	return c
 }
 
-func tokenConfig(t *config.Token) TokenConfig {
-	v := TokenConfig{
+func tokenConfig(t *config.Token) adminapi.TokenConfig {
+	v := adminapi.TokenConfig{
 		Name: t.Name, Fingerprint: config.Fingerprint(t.SHA256),
 		Models:    nonNil(t.Models),
-		Channels:  ChannelRule{Allow: nonNil(t.Channels.Allow), Deny: nonNil(t.Channels.Deny)},
+		Channels:  adminapi.ChannelRule{Allow: nonNil(t.Channels.Allow), Deny: nonNil(t.Channels.Deny)},
 		CostLimit: t.CostLimit, MaxConcurrency: t.MaxConcurrency, RPMLimit: t.RPMLimit,
 	}
 	if !t.Expires.IsZero() {
@@ -108,21 +109,21 @@ func tokenConfig(t *config.Token) TokenConfig {
 	return v
 }
 
-func configView(snap *config.Snapshot) ConfigView {
+func configView(snap *config.Snapshot) adminapi.ConfigView {
 	cd := snap.Routing.Cooldown
 	to := snap.Routing.Timeouts
 	hs := snap.Routing.HealthScore
-	v := ConfigView{
+	v := adminapi.ConfigView{
 		Version: snap.Version,
-		Server: ServerView{
+		Server: adminapi.ServerView{
 			Listen: snap.Server.Listen, AdminPassword: passwordState(snap.Server.AdminPassword),
 			MaxBodyBytes: snap.Server.MaxBodyBytes.String(),
 		},
-		Storage: StorageView{
+		Storage: adminapi.StorageView{
 			Driver: snap.Storage.Driver, DSN: snap.Storage.DSN.String(),
 			LogRetention: snap.Storage.LogRetention.String(),
 		},
-		Routing: RoutingView{
+		Routing: adminapi.RoutingView{
 			Cooldown: map[string]string{
 				"auth": cd.Auth.String(), "rate_limit": cd.RateLimit.String(), "server": cd.Server.String(),
 				"timeout": cd.Timeout.String(), "min": cd.Min.String(), "max": cd.Max.String(),
@@ -132,11 +133,11 @@ func configView(snap *config.Snapshot) ConfigView {
 				"first_byte": to.FirstByte.String(), "non_stream": to.NonStream.String(), "stream": to.Stream.String(),
 			},
 			MaxAttempts: snap.Routing.MaxAttempts,
-			HealthScore: HealthScoreView{Enabled: hs.Enabled, Window: hs.Window.String(), MinSamples: hs.MinSamples, Penalty: hs.Penalty},
+			HealthScore: adminapi.HealthScoreView{Enabled: hs.Enabled, Window: hs.Window.String(), MinSamples: hs.MinSamples, Penalty: hs.Penalty},
 		},
-		Channels: []ChannelConfig{},
-		Tokens:   []TokenConfig{},
-		Pricing:  map[string]PriceView{},
+		Channels: []adminapi.ChannelConfig{},
+		Tokens:   []adminapi.TokenConfig{},
+		Pricing:  map[string]adminapi.PriceView{},
 	}
 	for _, ch := range snap.Channels {
 		v.Channels = append(v.Channels, channelConfig(ch))
@@ -145,13 +146,13 @@ func configView(snap *config.Snapshot) ConfigView {
 		v.Tokens = append(v.Tokens, tokenConfig(t))
 	}
 	for m, p := range snap.Pricing {
-		v.Pricing[m] = PriceView{Input: p.Input, Output: p.Output, CacheRead: p.CacheRead, CacheWrite: p.CacheWrite}
+		v.Pricing[m] = adminapi.PriceView{Input: p.Input, Output: p.Output, CacheRead: p.CacheRead, CacheWrite: p.CacheWrite}
 	}
 	return v
 }
 
-func cooldownView(e cooldown.Entry, now time.Time) Cooldown {
-	return Cooldown{
+func cooldownView(e cooldown.Entry, now time.Time) adminapi.Cooldown {
+	return adminapi.Cooldown{
 		Scope: string(e.Key.Scope), Channel: e.Key.Channel, Key: e.Key.KeyFP, Model: e.Key.Model,
 		URL: maskURL(e.Key.URL), Until: e.Until, SecondsLeft: secondsLeft(e.Until, now),
 		Strikes: e.Strikes, Kind: string(e.Kind), Reason: e.Reason,

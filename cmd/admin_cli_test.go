@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"ccload/admin"
+	"ccload/adminapi"
 	"ccload/mockupstream"
 )
 
@@ -33,6 +33,7 @@ const (
 const cliConfig = `version: 1
 server: {listen: "127.0.0.1:0", admin_password: ` + cliPass + `}
 storage: {driver: sqlite, dsn: "{{DB}}"}
+routing: {unpriced: allow} # the mock's models have no price: served and flagged (issue 19)
 channels:
   - name: main
     priority: 10
@@ -160,10 +161,10 @@ func (s *cliServer) traffic(t *testing.T) {
 // written with them.
 func (s *cliServer) waitRows(t *testing.T, n int) {
 	t.Helper()
-	c := admin.NewClient(s.URL, cliPass, nil)
+	c := adminapi.NewClient(s.URL, cliPass, nil)
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		p, err := c.Logs(context.Background(), admin.LogFilter{})
+		p, err := c.Logs(context.Background(), adminapi.LogFilter{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -178,8 +179,8 @@ func (s *cliServer) waitRows(t *testing.T, n int) {
 	}
 }
 
-func (s *cliServer) client() func() (*admin.Client, error) {
-	return func() (*admin.Client, error) { return admin.NewClient(s.URL, cliPass, nil), nil }
+func (s *cliServer) client() func() (*adminapi.Client, error) {
+	return func() (*adminapi.Client, error) { return adminapi.NewClient(s.URL, cliPass, nil), nil }
 }
 
 // golden compares got with testdata/admin/name, after replacing the mock's
@@ -398,8 +399,8 @@ func TestAdminClientDiscovery(t *testing.T) {
 
 func TestNotRunning(t *testing.T) {
 	io, _ := ttyIO(true, false)
-	err := channelsRun(context.Background(), &ChannelsOptions{IO: io, Client: func() (*admin.Client, error) {
-		return admin.NewClient("http://127.0.0.1:1", "p", nil), nil
+	err := channelsRun(context.Background(), &ChannelsOptions{IO: io, Client: func() (*adminapi.Client, error) {
+		return adminapi.NewClient("http://127.0.0.1:1", "p", nil), nil
 	}})
 	var ee *exitError
 	if !errors.As(err, &ee) || ee.code != exitFail || !strings.HasPrefix(err.Error(), "ccload is not running at http://127.0.0.1:1") {

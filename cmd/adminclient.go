@@ -11,7 +11,7 @@ import (
 	"github.com/spf13/cobra"
 	"gopkg.in/yaml.v3"
 
-	"ccload/admin"
+	"ccload/adminapi"
 	"ccload/config"
 )
 
@@ -32,8 +32,8 @@ func addAdminFlags(c *cobra.Command, fl *AdminFlags) {
 }
 
 // adminClient returns the lazy constructor the commands' options hold.
-func (f *Factory) adminClient(fl *AdminFlags) func() (*admin.Client, error) {
-	return func() (*admin.Client, error) { return newAdminClient(f.lookupEnv, fl) }
+func (f *Factory) adminClient(fl *AdminFlags) func() (*adminapi.Client, error) {
+	return func() (*adminapi.Client, error) { return newAdminClient(f.lookupEnv, fl) }
 }
 
 func (f *Factory) lookupEnv(k string) (string, bool) {
@@ -50,7 +50,7 @@ func (f *Factory) lookupEnv(k string) (string, bool) {
 // Password: an explicit -c file's admin_password, then CCLOAD_PASS, then
 // ./ccload.yaml's. Only the server: section of a file is read, so the
 // upstream keys it references need not be in this shell's environment.
-func newAdminClient(lookup func(string) (string, bool), fl *AdminFlags) (*admin.Client, error) {
+func newAdminClient(lookup func(string) (string, bool), fl *AdminFlags) (*adminapi.Client, error) {
 	env := func(k string) string { v, _ := lookup(k); return v }
 	file, explicit := fl.Config, fl.Config != ""
 	if !explicit && ((fl.Server == "" && env("CCLOAD_SERVER") == "") || env("CCLOAD_PASS") == "") {
@@ -96,7 +96,7 @@ func newAdminClient(lookup func(string) (string, bool), fl *AdminFlags) (*admin.
 		return nil, &exitError{code: exitFail, err: errors.New(
 			"no admin password: set CCLOAD_PASS, or use -c FILE whose server.admin_password is set")}
 	}
-	return admin.NewClient(addr, pass, nil), nil
+	return adminapi.NewClient(addr, pass, nil), nil
 }
 
 // listenURL turns a listen address into one to connect to: an unspecified

@@ -8,14 +8,14 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"ccload/admin"
+	"ccload/adminapi"
 )
 
 // ChannelsOptions are the flags of `ccload channels`.
 type ChannelsOptions struct {
 	IO     IOStreams
 	Admin  AdminFlags
-	Client func() (*admin.Client, error)
+	Client func() (*adminapi.Client, error)
 	JSON   bool
 }
 
@@ -104,37 +104,55 @@ func costCell(usd float64, tty bool) cell {
 }
 
 // liveList is the COOLDOWNS cell: what cools, then the latest scheduled
-// check when the channel has one ("check ok 120ms" / "check FAIL url/timeout").
-func liveList(c admin.Channel, tty bool) string {
-	out := cooldownList(c.Cooldowns, tty)
-	lc := c.LastCheck
-	if lc == nil {
+// check when the channel has one ("check ok 120ms" / "check FAIL url/timeout"),
+// then the models without a price ("unpriced my-model, other" /
+// "unpriced:my-model|other"), which cost 0 or are refused under cost limits.
+func liveList(c adminapi.Channel, tty bool) string {
+	out := joinLive(checkNote(c, tty), cooldownList(c.Cooldowns, tty), tty)
+	if len(c.Unpriced) == 0 {
 		return out
 	}
-	var check string
+	if tty {
+		return joinLive("unpriced "+strings.Join(c.Unpriced, ", "), out, tty)
+	}
+	return joinLive("unpriced:"+strings.Join(c.Unpriced, "|"), out, tty)
+}
+
+// joinLive appends note to the cell out.
+func joinLive(note, out string, tty bool) string {
 	switch {
-	case tty && lc.OK:
-		check = "check ok " + fmtMs(lc.TotalMs)
+	case note == "":
+		return out
+	case out == "" || out == "-":
+		return note
 	case tty:
-		check = "check FAIL " + string(lc.Scope) + "/" + string(lc.Kind)
-	case lc.OK:
-		check = "check:ok"
+		return out + "\n" + note
 	default:
-		check = "check:fail:" + string(lc.Scope) + "/" + string(lc.Kind)
+		return out + ", " + note
+	}
+}
+
+// checkNote is the latest scheduled check, "" when there is none.
+func checkNote(c adminapi.Channel, tty bool) string {
+	lc := c.LastCheck
+	if lc == nil {
+		return ""
 	}
 	switch {
-	case out == "" || out == "-":
-		return check
+	case tty && lc.OK:
+		return "check ok " + fmtMs(lc.TotalMs)
 	case tty:
-		return out + "\n" + check
+		return "check FAIL " + string(lc.Scope) + "/" + string(lc.Kind)
+	case lc.OK:
+		return "check:ok"
 	default:
-		return out + ", " + check
+		return "check:fail:" + string(lc.Scope) + "/" + string(lc.Kind)
 	}
 }
 
 // cooldownList shows what cools: one per line, "key sk-a…f3c9 4m12s", for
 // people; "key:sk-a…f3c9#1a2b3c4d:252, model:opus:30" for scripts.
-func cooldownList(cds []admin.Cooldown, tty bool) string {
+func cooldownList(cds []adminapi.Cooldown, tty bool) string {
 	if len(cds) == 0 {
 		if tty {
 			return "-"

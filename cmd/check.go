@@ -31,6 +31,9 @@ type CheckOptions struct {
 	// means every failed probe does.
 	FailOn []string
 	JSON   bool
+	// Strict makes models without a price an error (exit 1) instead of a
+	// warning.
+	Strict bool
 	// LookupEnv reads the file's ${VAR}s; nil means os.LookupEnv.
 	LookupEnv func(string) (string, bool)
 }
@@ -76,8 +79,14 @@ A failure's scope is what the classifier blames: key (401/403, quota),
 model (404 model, 5xx), url (refused, DNS, TLS, timeout) or channel;
 "none" when the upstream rejected the probe itself as a bad request.
 
-Exit status: 0 valid and every probe ok; 1 invalid file, or a failed probe
-whose scope is in --fail-on (default: any failed probe); 2 usage error.`,
+Models that no price covers (the embedded table, the file's pricing:
+entries and, unless --offline, the price_catalog fetched once) are listed
+on stderr as warnings, and in --json as "unpriced": [{"channel", "model"}];
+--strict makes them an error. --offline never fetches anything.
+
+Exit status: 0 valid and every probe ok; 1 invalid file, a failed probe
+whose scope is in --fail-on (default: any failed probe), or with --strict a
+model without a price; 2 usage error.`,
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
 			if runF != nil {
@@ -96,6 +105,7 @@ whose scope is in --fail-on (default: any failed probe); 2 usage error.`,
 	fl.DurationVar(&opts.Timeout, "timeout", defaultCheckTimeout, "time limit of one probe")
 	fl.StringSliceVar(&opts.FailOn, "fail-on", nil, "scopes whose failures fail the run: key,model,url,channel (default: any failure)")
 	fl.BoolVar(&opts.JSON, "json", false, "print JSON (stable; see --help)")
+	fl.BoolVar(&opts.Strict, "strict", false, "models without a price are an error, not a warning")
 	return c
 }
 
@@ -126,8 +136,16 @@ func checkRun(opts *CheckOptions) error {
 	if err != nil {
 		return &exitError{code: exitUsage, err: err}
 	}
+	unpriced := findUnpriced(opts, snap, checkPrices(opts, snap))
+	warnUnpriced(opts.IO.Err, unpriced, opts.Strict)
+	failUnpriced := func(err error) error {
+		if err == nil && opts.Strict && len(unpriced) > 0 {
+			return &exitError{code: exitFail, err: fmt.Errorf("%d model(s) without a price (--strict)", len(unpriced))}
+		}
+		return err
+	}
 	if opts.Offline {
-		return reportOffline(opts, snap, failOn)
+		return failUnpriced(reportOffline(opts, snap, failOn, unpriced))
 	}
 	if len(plan) == 0 {
 		fmt.Fprintf(opts.IO.Err, "%s: valid; no enabled channel with an enabled model, URL and key to probe\n", opts.Config)
@@ -136,7 +154,7 @@ func checkRun(opts *CheckOptions) error {
 			len(plan), opts.Parallel, opts.Timeout)
 	}
 	results := runProbes(snap, plan, opts.Parallel, opts.Timeout)
-	return report(opts, plan, results, failOn)
+	return failUnpriced(report(opts, plan, results, failOn, unpriced))
 }
 
 // checkFlags checks the flag values cobra cannot, and returns --fail-on as
@@ -183,9 +201,9 @@ func loadForCheck(opts *CheckOptions) (*config.Snapshot, config.Problems, error)
 }
 
 // reportOffline prints the result of a validation without probes.
-func reportOffline(opts *CheckOptions, snap *config.Snapshot, failOn map[failure.Scope]bool) error {
+func reportOffline(opts *CheckOptions, snap *config.Snapshot, failOn map[failure.Scope]bool, unpriced []unpricedModel) error {
 	if opts.JSON {
-		rep := checkReport{File: opts.Config, Valid: true, Offline: true, Probes: []engine.ProbeResult{}, Summary: summarize(nil, failOn)}
+		rep := checkReport{File: opts.Config, Valid: true, Offline: true, Probes: []engine.ProbeResult{}, Summary: summarize(nil, failOn), Unpriced: unpriced}
 		return writeJSONOut(opts.IO, rep)
 	}
 	models := 0

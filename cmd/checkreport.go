@@ -33,7 +33,9 @@ import (
 //	    "ok": 3, "failed": 1,
 //	    "by_scope": {"key": 1, "model": 0, "url": 0, "channel": 0, "none": 0},
 //	    "fail_on": ["key", "model", "url", "channel", "none"],  // scopes that fail the run
-//	    "exit_code": 1}
+//	    "exit_code": 1},
+//	  "unpriced": [              // only when some served model has no price
+//	    {"channel": "a", "model": "my-model"}]
 //	}
 //
 // kind is one of auth, rate_limit, server, timeout, network, not_found,
@@ -46,6 +48,7 @@ type checkReport struct {
 	Problems config.Problems      `json:"problems,omitempty"`
 	Probes   []engine.ProbeResult `json:"probes"`
 	Summary  checkSummary         `json:"summary"`
+	Unpriced []unpricedModel      `json:"unpriced,omitempty"` // models without a price (issue 19); absent when every model is priced or the file is invalid
 }
 
 // checkSummary counts the probes of a check.
@@ -116,12 +119,12 @@ func (s checkSummary) line() string {
 }
 
 // report prints the probe results and returns the run's exit error.
-func report(opts *CheckOptions, plan []checkProbe, results []engine.ProbeResult, failOn map[failure.Scope]bool) error {
+func report(opts *CheckOptions, plan []checkProbe, results []engine.ProbeResult, failOn map[failure.Scope]bool, unpriced []unpricedModel) error {
 	sum := summarize(results, failOn)
 	var err error
 	switch {
 	case opts.JSON:
-		err = writeJSONOut(opts.IO, checkReport{File: opts.Config, Valid: true, Probes: results, Summary: sum})
+		err = writeJSONOut(opts.IO, checkReport{File: opts.Config, Valid: true, Probes: results, Summary: sum, Unpriced: unpriced})
 		fmt.Fprintln(opts.IO.Err, sum.line())
 	case opts.IO.IsTTY:
 		hosts := make([]string, len(plan))

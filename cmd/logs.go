@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"ccload/admin"
+	"ccload/adminapi"
 	"ccload/store"
 )
 
@@ -23,7 +24,7 @@ import (
 type LogsOptions struct {
 	IO     IOStreams
 	Admin  AdminFlags
-	Client func() (*admin.Client, error)
+	Client func() (*adminapi.Client, error)
 
 	Follow                               bool
 	Since, Until                         string
@@ -138,14 +139,14 @@ func logsRun(ctx context.Context, opts *LogsOptions) error {
 	}
 	// Subscribe before reading the history, so no request ending in
 	// between is missed.
-	var stream *admin.EventStream
+	var stream *adminapi.EventStream
 	if opts.Follow {
 		if stream, err = cl.Events(ctx, "end"); err != nil {
 			return &exitError{code: exitFail, err: err}
 		}
 		defer stream.Close()
 	}
-	page, err := cl.Logs(ctx, admin.LogFilter{Since: opts.Since, Until: opts.Until, Channel: opts.Channel,
+	page, err := cl.Logs(ctx, adminapi.LogFilter{Since: opts.Since, Until: opts.Until, Channel: opts.Channel,
 		Token: opts.Token, Model: opts.Model, Status: opts.Status, Scope: opts.Scope, Limit: limit})
 	if err != nil {
 		return &exitError{code: exitFail, err: err}
@@ -163,7 +164,7 @@ func logsRun(ctx context.Context, opts *LogsOptions) error {
 }
 
 // queryDB reads rows straight from the database (design §3).
-func queryDB(ctx context.Context, opts *LogsOptions, class, limit int, now time.Time) ([]admin.LogEntry, error) {
+func queryDB(ctx context.Context, opts *LogsOptions, class, limit int, now time.Time) ([]adminapi.LogEntry, error) {
 	st, err := store.Open(ctx, opts.Driver, opts.DB)
 	if err != nil {
 		return nil, fmt.Errorf("--db: %w", err)
@@ -176,7 +177,7 @@ func queryDB(ctx context.Context, opts *LogsOptions, class, limit int, now time.
 	if err != nil {
 		return nil, err
 	}
-	out := make([]admin.LogEntry, len(rows))
+	out := make([]adminapi.LogEntry, len(rows))
 	for i, r := range rows {
 		out[i] = admin.NewLogEntry(r)
 	}
@@ -185,7 +186,7 @@ func queryDB(ctx context.Context, opts *LogsOptions, class, limit int, now time.
 
 // follow prints end events that pass the filters until ctx ends,
 // reconnecting when the stream breaks.
-func follow(ctx context.Context, opts *LogsOptions, cl *admin.Client, stream *admin.EventStream, p *logPrinter, class int) error {
+func follow(ctx context.Context, opts *LogsOptions, cl *adminapi.Client, stream *adminapi.EventStream, p *logPrinter, class int) error {
 	retry := opts.Retry
 	if retry <= 0 {
 		retry = time.Second
@@ -227,18 +228,18 @@ func follow(ctx context.Context, opts *LogsOptions, cl *admin.Client, stream *ad
 	}
 }
 
-func eventMatches(ev admin.Event, opts *LogsOptions, class int) bool {
+func eventMatches(ev adminapi.Event, opts *LogsOptions, class int) bool {
 	eq := func(want, have string) bool { return want == "" || want == have }
 	return eq(opts.Channel, ev.Channel) && eq(opts.Token, ev.Token) && eq(opts.Model, ev.Model) &&
 		eq(opts.Scope, ev.FailureScope) && (class == 0 || ev.Status/100 == class)
 }
 
 // entryFromEvent is a log row as far as an end event tells it.
-func entryFromEvent(ev admin.Event) admin.LogEntry {
-	return admin.LogEntry{
+func entryFromEvent(ev adminapi.Event) adminapi.LogEntry {
+	return adminapi.LogEntry{
 		Time: ev.Time.Add(-time.Duration(ev.ElapsedMs) * time.Millisecond).Truncate(time.Millisecond), Token: ev.Token, Channel: ev.Channel,
 		ClientProtocol: ev.ClientProtocol, UpstreamProtocol: ev.UpstreamProtocol, Model: ev.Model,
-		Status: ev.Status, FailureScope: ev.FailureScope, Attempts: ev.Attempts, AttemptLog: []admin.AttemptLog{},
+		Status: ev.Status, FailureScope: ev.FailureScope, Attempts: ev.Attempts, AttemptLog: []adminapi.AttemptLog{},
 		TTFBMs: ev.TTFBMs, DurationMs: ev.ElapsedMs, InputTokens: ev.InputTokens, OutputTokens: ev.OutputTokens,
 		Stream: ev.Stream, Error: ev.Error,
 	}
@@ -263,7 +264,7 @@ var logCols = []struct {
 
 // history prints a page of rows (newest first, as the API returns them)
 // oldest first.
-func (p *logPrinter) history(rows []admin.LogEntry) error {
+func (p *logPrinter) history(rows []adminapi.LogEntry) error {
 	today := p.now.In(p.loc).Format(time.DateOnly)
 	for _, r := range rows {
 		p.dated = p.dated || r.Time.In(p.loc).Format(time.DateOnly) != today
@@ -276,7 +277,7 @@ func (p *logPrinter) history(rows []admin.LogEntry) error {
 	return nil
 }
 
-func (p *logPrinter) row(r admin.LogEntry) error {
+func (p *logPrinter) row(r adminapi.LogEntry) error {
 	w := p.io.Out
 	if p.json {
 		b, err := json.Marshal(r)
@@ -335,12 +336,16 @@ func (p *logPrinter) row(r admin.LogEntry) error {
 	return err
 }
 
-// logNote is the failure scope that was cooled and whether the answer was
-// cut short: "key", "url incomplete".
-func logNote(r admin.LogEntry) string {
+// logNote is the failure scope that was cooled, whether the answer was
+// cut short and whether its model had no price: "key", "url incomplete",
+// "unpriced".
+func logNote(r adminapi.LogEntry) string {
 	note := r.FailureScope
 	if r.Incomplete {
 		note = strings.TrimSpace(note + " incomplete")
+	}
+	if r.Unpriced {
+		note = strings.TrimSpace(note + " unpriced")
 	}
 	return note
 }

@@ -93,26 +93,20 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 	}
 
 	metrics := admin.NewMetrics(src)
-	eng := engine.New(engine.Options{Config: src, Logs: metrics.Sink(logs), Cooldowns: cds, Costs: st, Logger: log, Clock: opts.Clock})
+	var eng *engine.Engine
+	prices := newCatalog(st, log, &eng)
+	eng = engine.New(engine.Options{Config: src, Logs: metrics.Sink(logs), Cooldowns: cds, Costs: st, Logger: log, Clock: opts.Clock, Catalog: prices})
 	adm := admin.New(admin.Options{Config: src, Engine: eng, Store: st, Logs: logs, Metrics: metrics, Clock: opts.Clock, Logger: log, WarmStats: true})
 	if n, err := admin.RestorePauses(ctx, st, eng); err != nil {
 		log.Warn("could not load runtime pauses", "err", err)
 	} else if n > 0 {
 		log.Info("channels paused at runtime (admin API override)", "count", n)
 	}
-	srv := &fasthttp.Server{
-		Handler: eng.Handler(func(ctx *fasthttp.RequestCtx) {
-			if !adm.Handler(ctx) && !webui.Handler(ctx) {
-				ctx.Error(`{"error":{"message":"not found"}}`, fasthttp.StatusNotFound)
-			}
-		}),
-		Name:               "ccload",
-		MaxRequestBodySize: int(snap.Server.MaxBodyBytes),
-		ErrorHandler:       eng.ErrorHandler,
-		IdleTimeout:        2 * time.Minute,
-		CloseOnShutdown:    true,
-		NoDefaultDate:      false,
-	}
+	srv := eng.NewServer(eng.Handler(func(ctx *fasthttp.RequestCtx) {
+		if !adm.Handler(ctx) && !webui.Handler(ctx) {
+			ctx.Error(`{"error":{"message":"not found"}}`, fasthttp.StatusNotFound)
+		}
+	}))
 
 	watchCtx, stopWatch := context.WithCancel(context.Background())
 	defer stopWatch()
@@ -124,6 +118,7 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 		}()
 	}
 	go eng.RunChecks(watchCtx) // scheduled `check:` probes
+	startCatalog(watchCtx, prices, src, log)
 	src.OnSwap(func(_, cur *config.Snapshot) { eng.Sweep(cur) })
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
@@ -174,3 +169,7 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 	log.Info("stopped", "logs_written", ws.Written, "logs_dropped", ws.Dropped)
 	return nil
 }
+
+// Serve runs `ccload serve` with opts until ctx ends; the security suite
+// (securitytest/) drives the real server through it.
+func Serve(ctx context.Context, opts *ServeOptions) error { return serveRun(ctx, opts) }

@@ -8,14 +8,14 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"ccload/admin"
+	"ccload/adminapi"
 )
 
 // TokensOptions are the flags of `ccload tokens`.
 type TokensOptions struct {
 	IO     IOStreams
 	Admin  AdminFlags
-	Client func() (*admin.Client, error)
+	Client func() (*adminapi.Client, error)
 	JSON   bool
 }
 

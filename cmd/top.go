@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"ccload/admin"
+	"ccload/adminapi"
 	"ccload/tui"
 )
 
@@ -14,7 +14,7 @@ import (
 type TopOptions struct {
 	IO     IOStreams
 	Admin  AdminFlags
-	Client func() (*admin.Client, error)
+	Client func() (*adminapi.Client, error)
 }
 
 // NewCmdTop builds `ccload top`.

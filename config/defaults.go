@@ -23,6 +23,7 @@ const (
 var DefaultServer = Server{
 	Listen:       "127.0.0.1:8080",
 	MaxBodyBytes: 10 << 20, // 10MiB
+	Limits:       DefaultServerLimits,
 }
 
 // DefaultStorage is the `storage:` section when the file says nothing.
@@ -49,6 +50,7 @@ var DefaultRouting = Routing{
 		Stream:    0, // a stream may run as long as it keeps sending
 	},
 	MaxAttempts: 6,
+	Unpriced:    UnpricedRefuse,
 	HealthScore: HealthScore{
 		Enabled:    true,
 		Window:     Duration(30 * time.Minute),

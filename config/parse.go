@@ -45,7 +45,7 @@ func Parse(file string, data []byte, env Env) (*Snapshot, error) {
 	if root == nil && len(d.probs) > 0 {
 		return nil, d.probs
 	}
-	s := &Snapshot{Server: DefaultServer, Storage: DefaultStorage, Routing: DefaultRouting}
+	s := &Snapshot{Server: DefaultServer, Storage: DefaultStorage, Routing: DefaultRouting, PriceCatalog: DefaultPriceCatalog}
 	seen := rootFields.decode(d, root, "", s)
 	if root == nil || (seen != nil && seen["version"] == nil) {
 		at := root

@@ -110,6 +110,7 @@ var rootFields = fields[Snapshot]{
 	{"channels", decodeChannels},
 	{"tokens", decodeTokens},
 	{"pricing", decodePricing},
+	section("price_catalog", priceCatalogFields, func(s *Snapshot) *PriceCatalog { return &s.PriceCatalog }),
 }
 
 var serverFields = fields[Server]{
@@ -128,6 +129,13 @@ var serverFields = fields[Server]{
 			s.MaxBodyBytes = z
 		}
 	}},
+	boolField("pprof", func(s *Server) *bool { return &s.Pprof }),
+	durField("header_timeout", func(s *Server) *Duration { return &s.Limits.HeaderTimeout }),
+	durField("body_timeout", func(s *Server) *Duration { return &s.Limits.BodyTimeout }),
+	durField("stream_write_timeout", func(s *Server) *Duration { return &s.Limits.StreamWriteTimeout }),
+	intField("max_conns", 1, func(s *Server) *int { return &s.Limits.MaxConns }),
+	intField("max_conns_per_ip", 0, func(s *Server) *int { return &s.Limits.MaxConnsPerIP }),
+	{"trusted_proxies", decodeTrustedProxies},
 }
 
 func validListen(v string) bool {
@@ -170,6 +178,7 @@ var routingFields = fields[Routing]{
 	section("timeouts", timeoutFields, func(r *Routing) *Timeouts { return &r.Timeouts }),
 	intField("max_attempts", 1, func(r *Routing) *int { return &r.MaxAttempts }),
 	section("health_score", healthFields, func(r *Routing) *HealthScore { return &r.HealthScore }),
+	unpricedField,
 }
 
 var cooldownFields = fields[Cooldown]{
@@ -277,5 +286,6 @@ func KnownKeys() map[string][]string {
 		"tokens[]":                     tokenFields.keys(),
 		"tokens[].channels":            channelRuleFields.keys(),
 		"pricing.*":                    priceFields.keys(),
+		"price_catalog":                priceCatalogFields.keys(),
 	}
 }

@@ -2,6 +2,7 @@ package config
 
 import (
 	"encoding/json"
+	"net/netip"
 	"time"
 
 	"ccload/protocol"
@@ -23,6 +24,8 @@ type Snapshot struct {
 	Channels []*Channel       // in file order
 	Tokens   []*Token         // in file order
 	Pricing  map[string]Price // model name -> price per million tokens
+
+	PriceCatalog PriceCatalog
 
 	// Indexes, built once by the loader.
 	byModel   map[string][]Route // client model name -> routes, channels in file order
@@ -57,6 +60,14 @@ type Server struct {
 	Listen        string // host:port
 	AdminPassword Secret
 	MaxBodyBytes  Size
+	// Pprof serves the Go runtime profiles under /admin/debug/pprof/
+	// (admin password required). Off by default.
+	Pprof bool
+	// Limits bound what one client connection may hold (limits.go).
+	Limits ServerLimits
+	// TrustedProxies are the peers whose X-Forwarded-For and
+	// X-Forwarded-Proto are believed (client IP, Secure cookie).
+	TrustedProxies []netip.Prefix
 }
 
 // Storage is the `storage:` section.
@@ -72,6 +83,7 @@ type Routing struct {
 	Timeouts    Timeouts
 	MaxAttempts int
 	HealthScore HealthScore
+	Unpriced    string // UnpricedRefuse | UnpricedAllow
 }
 
 // Cooldown holds the initial cooldown per failure kind and the bounds.

@@ -262,9 +262,14 @@ func TestFullFile(t *testing.T) {
 		Timeouts:    Timeouts{FirstByte: Duration(15 * time.Second), NonStream: Duration(5 * time.Minute), Stream: Duration(90 * time.Minute)},
 		MaxAttempts: 3,
 		HealthScore: HealthScore{Enabled: false, Window: Duration(time.Hour), MinSamples: 5, Penalty: 50.5},
+		Unpriced:    UnpricedAllow,
 	}
 	if s.Routing != wantRouting {
 		t.Errorf("routing = %+v\nwant %+v", s.Routing, wantRouting)
+	}
+	wantCatalog := PriceCatalog{URL: "https://models.dev/api.json", Refresh: Duration(12 * time.Hour), Proxy: "http://127.0.0.1:3128"}
+	if s.PriceCatalog != wantCatalog {
+		t.Errorf("price_catalog = %+v, want %+v", s.PriceCatalog, wantCatalog)
 	}
 	c := s.Channel("relay")
 	if c.Priority != -5 || c.Weight != 3 || c.KeyStrategy != KeySequential || c.RPMLimit != 120 || c.MaxConcurrency != 8 ||

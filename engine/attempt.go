@@ -1,12 +1,10 @@
 package engine
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"strconv"
 	"strings"
 	"time"
@@ -193,24 +191,7 @@ func (e *Engine) attempt(ctx *fasthttp.RequestCtx, r *request, rt config.Route, 
 		e.reject(ctx, r, ce)
 		return attemptResult{done: true}
 	}
-	client, err := e.upstream.client(ch.Proxy)
-	if err != nil {
-		o := failure.Outcome{Kind: failure.KindNetwork, Scope: failure.ScopeChannel, Retry: true, Message: "bad proxy setting"}
-		at.end(e.clock.Now(), 0, o)
-		return attemptResult{outcome: o}
-	}
-
 	reqCtx, cancel := context.WithCancelCause(context.Background())
-	target := protocol.UpstreamURL(up, u.URL, u.Exact, rt.Upstream, r.stream)
-	hreq, err := http.NewRequestWithContext(reqCtx, http.MethodPost, target, bytes.NewReader(body))
-	if err != nil {
-		cancel(nil)
-		o := failure.Outcome{Kind: failure.KindNetwork, Scope: failure.ScopeURL, Retry: true, Message: "bad upstream URL"}
-		at.end(e.clock.Now(), 0, o)
-		return attemptResult{outcome: o}
-	}
-	r.setUpstreamHeaders(hreq.Header, up, ch, ki)
-
 	tm := r.snap.Routing.Timeouts
 	firstByte := afterFunc(tm.FirstByte.D(), func() { cancel(errFirstByteTimeout) })
 	total := tm.NonStream.D()
@@ -220,12 +201,25 @@ func (e *Engine) attempt(ctx *fasthttp.RequestCtx, r *request, rt config.Route, 
 	whole := afterFunc(total, func() { cancel(errTotalTimeout) })
 	stopTimers := func() { firstByte.Stop(); whole.Stop() }
 
-	resp, err := client.Do(hreq)
+	resp, err := e.upstream.do(upstreamRequest{
+		ctx: reqCtx, proxy: ch.Proxy, body: body,
+		url:      protocol.UpstreamURL(up, u.URL, u.Exact, rt.Upstream, r.stream),
+		header:   func(h headerSetter) { r.setUpstreamHeaders(h, up, ch, ki) },
+		headerBy: headerDeadline(time.Now(), tm.FirstByte.D(), total),
+	})
 	if err != nil {
 		stopTimers()
 		cause := context.Cause(reqCtx)
 		cancel(nil)
-		o := failure.Classify(failure.Input{Err: err, Timeout: cause == errFirstByteTimeout || cause == errTotalTimeout, Now: e.clock.Now()})
+		var o failure.Outcome
+		switch err {
+		case errBadProxy:
+			o = failure.Outcome{Kind: failure.KindNetwork, Scope: failure.ScopeChannel, Retry: true, Message: err.Error()}
+		case errBadURL:
+			o = failure.Outcome{Kind: failure.KindNetwork, Scope: failure.ScopeURL, Retry: true, Message: err.Error()}
+		default:
+			o = failure.Classify(failure.Input{Err: err, Timeout: cause == errFirstByteTimeout || cause == errTotalTimeout, Now: e.clock.Now()})
+		}
 		at.end(e.clock.Now(), 0, o)
 		return attemptResult{outcome: o}
 	}
@@ -261,7 +255,7 @@ type upstreamCall struct {
 	urlIndex   int
 	family     protocol.Family
 	at         *attemptLog
-	resp       *http.Response
+	resp       *upstreamResponse
 	cancel     context.CancelCauseFunc
 	stopTimers func()
 	firstByte  *time.Timer
@@ -390,10 +384,12 @@ func (r *request) nativeBody(up protocol.Family, model string) ([]byte, error) {
 // setUpstreamHeaders forwards the client's headers for native traffic (so
 // anthropic-beta and friends keep working), never its credential, and sets
 // the channel key in the header the upstream family reads.
-func (r *request) setUpstreamHeaders(h http.Header, up protocol.Family, ch *config.Channel, ki int) {
+func (r *request) setUpstreamHeaders(h headerSetter, up protocol.Family, ch *config.Channel, ki int) {
+	hasVersion := false
 	if up == r.ep.family {
 		for _, kv := range r.header {
 			h.Add(kv[0], kv[1])
+			hasVersion = hasVersion || strings.EqualFold(kv[0], "anthropic-version")
 		}
 	} else {
 		for _, kv := range r.header {
@@ -408,7 +404,7 @@ func (r *request) setUpstreamHeaders(h http.Header, up protocol.Family, ch *conf
 	}
 	name, prefix := protocol.CredentialHeader(up)
 	h.Set(name, prefix+ch.Keys[ki].Reveal())
-	if up == protocol.Anthropic && h.Get("anthropic-version") == "" {
+	if up == protocol.Anthropic && !hasVersion {
 		h.Set("anthropic-version", protocol.AnthropicVersion)
 	}
 	for _, rule := range ch.Rewrite.Headers {
@@ -438,7 +434,7 @@ func rewriteBody(rules []config.BodyRule, body []byte) ([]byte, error) {
 	return body, nil
 }
 
-func copyResponseHeaders(ctx *fasthttp.RequestCtx, h http.Header) {
+func copyResponseHeaders(ctx *fasthttp.RequestCtx, h interface{ Get(string) string }) {
 	for _, k := range keepResponseHeaders {
 		if v := h.Get(k); v != "" {
 			ctx.Response.Header.Set(k, v)
@@ -453,6 +449,19 @@ func isEventStream(ct string) bool {
 func isTimeout(err error) bool {
 	var t interface{ Timeout() bool }
 	return errors.Is(err, context.DeadlineExceeded) || errors.As(err, &t) && t.Timeout()
+}
+
+// headerDeadline is when the first of the attempt's timers would fire
+// (zero: neither is set): the wait for response headers ends then.
+func headerDeadline(start time.Time, firstByte, total time.Duration) time.Time {
+	d := firstByte
+	if d <= 0 || (total > 0 && total < d) {
+		d = total
+	}
+	if d <= 0 {
+		return time.Time{}
+	}
+	return start.Add(d)
 }
 
 // afterFunc is time.AfterFunc for d > 0 and a stopped timer otherwise.

@@ -14,7 +14,12 @@ import (
 // four families' SDKs put it: Authorization Bearer, x-api-key,
 // x-goog-api-key, or the ?key= query parameter.
 func clientToken(ctx *fasthttp.RequestCtx) string {
-	h := &ctx.Request.Header
+	return tokenFrom(&ctx.Request.Header, ctx.QueryArgs())
+}
+
+// tokenFrom is clientToken over a header and query, so it also runs before
+// the body is read (Engine.headerReceived).
+func tokenFrom(h *fasthttp.RequestHeader, q *fasthttp.Args) string {
 	if v := string(h.Peek("Authorization")); v != "" {
 		if t, ok := strings.CutPrefix(v, "Bearer "); ok {
 			return strings.TrimSpace(t)
@@ -28,7 +33,7 @@ func clientToken(ctx *fasthttp.RequestCtx) string {
 			return string(v)
 		}
 	}
-	return string(ctx.QueryArgs().Peek("key"))
+	return string(q.Peek("key"))
 }
 
 // authenticate finds the token the client presented. Only its sha256 is

@@ -19,6 +19,8 @@ type ChannelState struct {
 	URLs      []URLState       `json:"urls"`
 	Cooldowns []cooldown.Entry `json:"cooldowns"`
 	LastCheck *ProbeResult     `json:"last_check,omitempty"` // latest scheduled check
+	// Unpriced lists the enabled models no price layer prices (issue 19).
+	Unpriced []string `json:"unpriced,omitempty"`
 }
 
 // URLState is one channel URL's observed latency.
@@ -38,11 +40,13 @@ func (e *Engine) ChannelStates() []ChannelState {
 		byChannel[c.Key.Channel] = append(byChannel[c.Key.Channel], c)
 	}
 	out := make([]ChannelState, 0, len(snap.Channels))
+	prices := e.Prices(snap)
 	for _, ch := range snap.Channels {
 		l := e.channelLoad.get(ch.Name)
 		st := ChannelState{
 			Name: ch.Name, Enabled: ch.Enabled, Paused: e.Paused(ch.Name),
 			InFlight: l.inflight.Load(), RPM: l.rpm(now), Cooldowns: byChannel[ch.Name],
+			Unpriced: UnpricedModels(prices, ch),
 		}
 		for _, u := range ch.URLs {
 			ms, visited := e.state.urlLatency(ch.Name, u.URL)

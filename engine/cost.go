@@ -19,45 +19,64 @@ type CostStore interface {
 	ChannelCostOn(ctx context.Context, channel, day string) (float64, error)
 }
 
-// prices returns the price table for a snapshot: the embedded table with
-// the file's `pricing:` entries on top, built once per snapshot.
-func (e *Engine) prices(snap *config.Snapshot) *pricing.Table {
-	e.priceMu.Lock()
-	defer e.priceMu.Unlock()
-	if e.priceSnap == snap {
-		return e.priceTable
+// Prices returns the price table requests on snap are priced with: the
+// embedded table, the price catalog's current copy on top, and the file's
+// `pricing:` entries on top of both. It is built once per snapshot and
+// catalog copy.
+func (e *Engine) Prices(snap *config.Snapshot) *pricing.Table {
+	var cat *pricing.Table
+	if e.catalog != nil {
+		cat = e.catalog.Prices()
+	}
+	if b := e.prices.Load(); b != nil && b.snap == snap && b.cat == cat {
+		return b.table // every request asks: no lock on the common path
 	}
 	over := make(map[string]pricing.Price, len(snap.Pricing))
 	for name, p := range snap.Pricing {
 		over[name] = pricing.Price{Input: p.Input, Output: p.Output, CacheRead: p.CacheRead, CacheWrite: p.CacheWrite}
 	}
-	e.priceSnap, e.priceTable = snap, pricing.Default().With(over)
-	return e.priceTable
+	b := &priceBuild{snap: snap, cat: cat, table: pricing.Default().WithCatalog(cat).With(over)}
+	e.prices.Store(b) // two builders racing both build the same table; either may stay
+	return b.table
 }
 
-// cost prices one request's usage on the model that was sent upstream, with
-// the channel's cost_multiplier. An unknown model costs 0 and is reported
-// once per model in the log, so the operator sees the price is missing
-// rather than a guess.
-func (e *Engine) cost(snap *config.Snapshot, channel, model string, u convert.Usage) float64 {
+// priceBuild is the price table built for one snapshot and catalog copy.
+type priceBuild struct {
+	snap  *config.Snapshot
+	cat   *pricing.Table
+	table *pricing.Table
+}
+
+// cost prices one request's usage on the model that was sent upstream, or,
+// when that name has no price (a relay's renamed variant), on the model
+// the client asked for; with the channel's cost_multiplier. An unknown
+// model costs 0 with unpriced true, so its row is flagged rather than
+// silently free, and it is reported once per model in the log.
+func (e *Engine) cost(snap *config.Snapshot, channel, upstreamModel, clientModel string, u convert.Usage) (usd float64, unpriced bool) {
 	if u.Input == 0 && u.Output == 0 {
-		return 0
+		return 0, false
 	}
 	mult := 1.0
 	if ch := snap.Channel(channel); ch != nil {
 		mult = ch.CostMultiplier
 	}
-	c := e.prices(snap).Cost(model, pricing.Usage{
+	pu := pricing.Usage{
 		Input: u.Input, Output: u.Output, CacheRead: u.CacheRead, Reasoning: u.Reasoning,
 		CacheWrite: u.CacheWrite - u.CacheWrite1h, CacheWrite1h: u.CacheWrite1h, // 5-minute and 1-hour writes apart
 		ServiceTier: u.ServiceTier,
-	}, mult)
-	if !c.Known {
-		if _, seen := e.unpriced.LoadOrStore(model, true); !seen {
-			e.log.Warn("no price for model; its requests are logged with cost 0 (add it under pricing: in the config)", "model", model)
-		}
 	}
-	return c.USD
+	table := e.Prices(snap)
+	c := table.Cost(upstreamModel, pu, mult)
+	if !c.Known && clientModel != "" && clientModel != upstreamModel {
+		c = table.Cost(clientModel, pu, mult)
+	}
+	if !c.Known {
+		if _, seen := e.unpriced.LoadOrStore(upstreamModel, true); !seen {
+			e.log.Warn("no price for model; its requests are logged as unpriced with cost 0 (add it under pricing: in the config)", "model", upstreamModel)
+		}
+		return 0, true
+	}
+	return c.USD, false
 }
 
 // ledger keeps the spend that cost limits are checked against: lifetime

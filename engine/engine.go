@@ -19,6 +19,7 @@ import (
 	"ccload/config"
 	"ccload/engine/cooldown"
 	"ccload/pricing"
+	"ccload/protocol"
 	"ccload/store"
 )
 
@@ -55,7 +56,14 @@ type Options struct {
 	// Transport sends upstream requests; nil = a tuned http.Transport per
 	// proxy setting. Tests may inject one.
 	Transport http.RoundTripper
+	// Catalog gives the price catalog's current copy; nil = no catalog
+	// (the embedded table and the file's pricing: entries price).
+	Catalog PriceCatalog
 }
+
+// PriceCatalog yields the prices of the price catalog's current good copy,
+// or nil when there is none. The table must not change once returned.
+type PriceCatalog interface{ Prices() *pricing.Table }
 
 // Engine serves the proxy endpoints. Create it with New; it is safe for
 // concurrent use.
@@ -77,9 +85,8 @@ type Engine struct {
 	ledger     *ledger
 	lastChecks sync.Map // channel name -> ProbeResult
 	unpriced   sync.Map // models already reported as missing a price
-	priceMu    sync.Mutex
-	priceSnap  *config.Snapshot
-	priceTable *pricing.Table
+	prices     atomic.Pointer[priceBuild]
+	catalog    PriceCatalog
 	upstream   *upstreams
 	started    time.Time
 
@@ -96,6 +103,7 @@ func New(opts Options) *Engine {
 		cooldowns: opts.Cooldowns,
 		clock:     opts.Clock,
 		log:       opts.Logger,
+		catalog:   opts.Catalog,
 	}
 	if e.clock == nil {
 		e.clock = realClock{}
@@ -126,6 +134,10 @@ func (e *Engine) Cooldowns() *cooldown.Registry { return e.cooldowns }
 // through Mux.
 func (e *Engine) Handler(extra fasthttp.RequestHandler) fasthttp.RequestHandler {
 	return func(ctx *fasthttp.RequestCtx) {
+		if badPath(ctx.URI().PathOriginal()) {
+			writeError(ctx, protocol.OpenAI, &clientError{Status: 400, Msg: "request path has dot segments or an encoded slash"})
+			return
+		}
 		if e.route(ctx) {
 			return
 		}

@@ -68,7 +68,7 @@ func startGateway(t *testing.T, yaml string) *gateway {
 	}
 	logs := store.NewWriter(st, store.WriterOptions{FlushEvery: 20 * time.Millisecond})
 	eng := engine.New(engine.Options{Config: src, Logs: logs})
-	srv := &fasthttp.Server{Handler: eng.Handler(nil), MaxRequestBodySize: int(snap.Server.MaxBodyBytes), ErrorHandler: eng.ErrorHandler}
+	srv := eng.NewServer(eng.Handler(nil))
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -183,7 +183,7 @@ func (e *Engine) finish(r *request) {
 		row.FailureKind, row.FailureScope = string(last.Kind), string(last.Scope)
 	}
 	row.OverheadMs = rec.overheadMs(e.clock.Now())
-	row.Cost = e.cost(r.snap, row.Channel, row.UpstreamModel, rec.usage)
+	row.Cost, row.Unpriced = e.cost(r.snap, row.Channel, row.UpstreamModel, rec.model, rec.usage)
 	if end {
 		endEv.Cost = row.Cost
 		e.bus.publish(endEv)

@@ -53,6 +53,11 @@ func (e *Engine) serveProxy(ctx *fasthttp.RequestCtx, ep endpoint) {
 		e.reject(ctx, r, &clientError{Status: 404, Msg: fmt.Sprintf("no channel serves model %q for this token", r.model)})
 		return
 	}
+	routes, ce := e.pricedRoutes(r, routes)
+	if ce != nil {
+		e.reject(ctx, r, ce)
+		return
+	}
 	e.begin(r)
 	e.attemptLoop(ctx, r, routes)
 }

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net"
 	"time"
 
 	"github.com/tidwall/gjson"
@@ -30,7 +31,7 @@ func (e *Engine) startStream(ctx *fasthttp.RequestCtx, r *request, c *upstreamCa
 		if err != nil {
 			c.resp.Body.Close()
 			c.stopTimers()
-			cause := context.Cause(c.resp.Request.Context())
+			cause := context.Cause(c.resp.ctx)
 			c.cancel(nil)
 			o := failure.Classify(failure.Input{Err: streamErr(err), Timeout: cause == errFirstByteTimeout || cause == errTotalTimeout, Now: e.clock.Now()})
 			if err == io.EOF {
@@ -61,7 +62,8 @@ func (e *Engine) startStream(ctx *fasthttp.RequestCtx, r *request, c *upstreamCa
 	ctx.SetContentType("text/event-stream")
 	ctx.Response.Header.Set("Cache-Control", "no-cache")
 	ctx.Response.Header.Set("X-Accel-Buffering", "no")
-	ctx.SetBodyStreamWriter(func(w *bufio.Writer) { e.relay(w, r, c, rd, held) })
+	dl := writeDeadline{conn: ctx.Conn(), d: r.snap.Server.Limits.StreamWriteTimeout.D()}
+	ctx.SetBodyStreamWriter(func(w *bufio.Writer) { e.relay(w, r, c, rd, held, dl) })
 	return attemptResult{done: true}
 }
 
@@ -69,7 +71,7 @@ func (e *Engine) startStream(ctx *fasthttp.RequestCtx, r *request, c *upstreamCa
 // event. A write error means the client went away: the upstream request is
 // cancelled at once. It runs after the handler returned, so it touches
 // nothing of the RequestCtx.
-func (e *Engine) relay(w *bufio.Writer, r *request, c *upstreamCall, rd *protocol.Reader, held []byte) {
+func (e *Engine) relay(w *bufio.Writer, r *request, c *upstreamCall, rd *protocol.Reader, held []byte, dl writeDeadline) {
 	defer e.finish(r)
 	defer c.cancel(nil)
 	defer c.stopTimers()
@@ -83,6 +85,7 @@ func (e *Engine) relay(w *bufio.Writer, r *request, c *upstreamCall, rd *protoco
 	}
 	flush := func() bool {
 		if werr == nil {
+			dl.extend()
 			werr = w.Flush()
 		}
 		return werr == nil
@@ -163,7 +166,7 @@ func (e *Engine) relay(w *bufio.Writer, r *request, c *upstreamCall, rd *protoco
 	var converted *convert.StreamError
 	switch {
 	case werr != nil:
-		r.rec.fail(499, errClientGone.Error(), true)
+		r.rec.fail(499, errClientGone.Error()+" or stopped reading for server.stream_write_timeout", true)
 	case errors.As(err, &converted):
 		// The converter already sent the client its error event.
 		r.rec.fail(converted.Status, converted.Message, true)
@@ -171,7 +174,7 @@ func (e *Engine) relay(w *bufio.Writer, r *request, c *upstreamCall, rd *protoco
 		// The stream broke after content went out: no retry is possible,
 		// so end the client's stream with its protocol's error event.
 		msg := "upstream stream failed: " + err.Error()
-		if cause := context.Cause(c.resp.Request.Context()); cause != nil && cause != context.Canceled {
+		if cause := context.Cause(c.resp.ctx); cause != nil && cause != context.Canceled {
 			msg = "upstream stream failed: " + cause.Error()
 		}
 		emit(protocol.ErrorEvent(r.ep.family, 502, msg))
@@ -258,4 +261,22 @@ func streamErr(err error) error {
 		return io.ErrUnexpectedEOF
 	}
 	return err
+}
+
+// writeDeadline cuts a client that stops reading a stream (issue 16). The
+// body stream writer fills a pipe that fasthttp copies to the connection;
+// each flush moves the connection's write deadline d ahead, so a client
+// that reads nothing for d makes that copy fail, fasthttp closes the pipe,
+// the next write here fails and relay cancels the upstream and frees the
+// request's slots. fasthttp sets the deadline afresh for the next response
+// on the connection (headerReceived's WriteTimeout).
+type writeDeadline struct {
+	conn net.Conn
+	d    time.Duration
+}
+
+func (w writeDeadline) extend() {
+	if w.d > 0 && w.conn != nil {
+		w.conn.SetWriteDeadline(time.Now().Add(w.d))
+	}
 }

@@ -1,29 +1,102 @@
 package engine
 
 import (
+	"bytes"
+	"context"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
+	"strings"
 	"sync"
 	"time"
 )
 
-// upstreams holds one HTTP client per proxy setting. Upstream calls use
-// net/http rather than the fasthttp client: it cancels a request the
-// moment its context ends (a client that disconnects must stop the
-// upstream at once), speaks HTTP/2 to the providers, and supports http,
-// https and socks5 proxies without extra dialers.
+// upstreams sends attempts upstream with one of two clients. Plain
+// http:// URLs without a proxy (local relays, other gateways, the mock) go
+// through fasthttp's HTTP/1.1 client (fastUpstream): it writes a request in
+// one syscall and keeps no goroutines per connection, which is most of
+// what a proxy hop costs. Everything else goes through net/http, which
+// speaks HTTP/2 to the providers over TLS and supports http, https and
+// socks5 proxies. Both cancel an attempt the moment its context ends (a
+// timer fired, or the client went away).
 type upstreams struct {
 	inject  http.RoundTripper
 	mu      sync.Mutex
 	clients map[string]*http.Client // proxy URL ("" = direct) -> client
+	fast    *fastUpstream
 }
 
 func newUpstreams(rt http.RoundTripper) *upstreams {
-	return &upstreams{inject: rt, clients: map[string]*http.Client{}}
+	return &upstreams{inject: rt, clients: map[string]*http.Client{}, fast: newFastUpstream()}
 }
 
-// client returns the client for a channel's proxy setting.
+// upstreamRequest is one attempt's request, whichever client sends it.
+type upstreamRequest struct {
+	// ctx ends the attempt; its cause says why (errFirstByteTimeout, ...).
+	ctx   context.Context
+	proxy string // the channel's proxy URL, "" for none
+	url   string
+	body  []byte
+	// header sets the request headers (the client's forwardable ones, the
+	// channel key, rewrite rules).
+	header func(h headerSetter)
+	// headerBy bounds the wait for the response headers (zero: none). The
+	// attempt's timers end ctx too; this lets the fasthttp client stop at
+	// once without a goroutine watching ctx.
+	headerBy time.Time
+}
+
+// headerSetter is what setUpstreamHeaders needs of a request's headers:
+// both http.Header and *fasthttp.RequestHeader have it.
+type headerSetter interface {
+	Add(key, value string)
+	Set(key, value string)
+	Del(key string)
+}
+
+// upstreamResponse is an upstream answer: status, the headers the engine
+// reads, and the body, which the caller must close.
+type upstreamResponse struct {
+	StatusCode int
+	Header     interface{ Get(string) string }
+	Body       io.ReadCloser
+	ctx        context.Context // the attempt's: context.Cause says why it ended
+}
+
+// errBadProxy and errBadURL are setup failures: nothing was sent.
+type setupError struct{ msg string }
+
+func (e *setupError) Error() string { return e.msg }
+
+var (
+	errBadProxy = &setupError{"bad proxy setting"}
+	errBadURL   = &setupError{"bad upstream URL"}
+)
+
+// do sends one attempt. An error before any response is a setupError or a
+// transport error to classify.
+func (u *upstreams) do(rq upstreamRequest) (*upstreamResponse, error) {
+	if u.inject == nil && rq.proxy == "" && strings.HasPrefix(rq.url, "http://") {
+		return u.fast.do(rq)
+	}
+	client, err := u.client(rq.proxy)
+	if err != nil {
+		return nil, errBadProxy
+	}
+	hreq, err := http.NewRequestWithContext(rq.ctx, http.MethodPost, rq.url, bytes.NewReader(rq.body))
+	if err != nil {
+		return nil, errBadURL
+	}
+	rq.header(hreq.Header)
+	resp, err := client.Do(hreq)
+	if err != nil {
+		return nil, err
+	}
+	return &upstreamResponse{StatusCode: resp.StatusCode, Header: resp.Header, Body: resp.Body, ctx: rq.ctx}, nil
+}
+
+// client returns the net/http client for a channel's proxy setting.
 func (u *upstreams) client(proxy string) (*http.Client, error) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
@@ -60,3 +133,9 @@ func (u *upstreams) client(proxy string) (*http.Client, error) {
 	u.clients[proxy] = c
 	return c, nil
 }
+
+// HTTPClient returns the client upstream calls through proxy ("" = direct)
+// use, for other outbound fetches that should honour the same proxy
+// settings (the price catalog). It has no timeout and follows no
+// redirects: callers bound their requests with a context.
+func (e *Engine) HTTPClient(proxy string) (*http.Client, error) { return e.upstream.client(proxy) }

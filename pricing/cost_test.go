@@ -195,6 +195,47 @@ func TestCost(t *testing.T) {
 			want: 0.0075, wantModel: "gemini-2.5-flash",
 		},
 
+		// issue 19: the families commonly routed through gateways.
+		{
+			name: "deepseek v4 flash with cache hits", model: "deepseek-chat",
+			u: Usage{Input: 1_000_000, CacheRead: 500_000, Output: 100_000}, mult: 1,
+			// 500000*0.14 + 500000*0.0028 + 100000*0.28 = 70000+1400+28000
+			want: 0.0994, wantModel: "deepseek-chat",
+		},
+		{
+			name: "qwen 3.7 plus above 256K is long", model: "qwen3.7-plus",
+			u: Usage{Input: 300_000, CacheRead: 100_000, Output: 1_000}, mult: 1,
+			// 200000*2 + 100000*0.05*4 + 1000*6 = 400000+20000+6000
+			want: 0.426, wantModel: "qwen3.7-plus",
+		},
+		{
+			name: "glm 5.1", model: "GLM-5.1",
+			u: Usage{Input: 10_000, CacheRead: 2_000, Output: 1_000}, mult: 1,
+			// 8000*1.4 + 2000*0.26 + 1000*4.4 = 11200+520+4400
+			want: 0.01612, wantModel: "glm-5.1",
+		},
+		{
+			name: "kimi k2 preview snapshot", model: "kimi-k2-0905-preview",
+			u: Usage{Input: 1_000_000, Output: 1_000_000}, mult: 1,
+			want: 3.1, wantModel: "kimi-k2-0905-preview",
+		},
+		{
+			name: "minimax case-insensitive", model: "MiniMax-M2.5-highspeed",
+			u: Usage{Input: 1_000_000, Output: 1_000_000}, mult: 1,
+			want: 3, wantModel: "minimax-m2.5-highspeed",
+		},
+		{
+			name: "grok above 200K", model: "grok-4.3",
+			u: Usage{Input: 250_000, CacheRead: 50_000, Output: 1_000}, mult: 1,
+			// 200000*2.5 + 50000*0.4 + 1000*5 = 500000+20000+5000
+			want: 0.525, wantModel: "grok-4.3",
+		},
+		{
+			name: "mistral dated id", model: "mistral-large-2411",
+			u: Usage{Input: 1_000_000, Output: 1_000_000}, mult: 1,
+			want: 8, wantModel: "mistral-large-2411",
+		},
+
 		// The channel's cost_multiplier.
 		{
 			name: "cost multiplier", model: "claude-haiku-4-5",
@@ -272,6 +313,11 @@ func TestLookupNames(t *testing.T) {
 		{"gemini-2.0-flash-001", ""},
 		{"gemini-3.1-pro-preview", "gemini-3.1-pro"},
 		{"gemini-flash-latest", ""},
+		{"deepseek-v4-pro", "deepseek-v4-pro"},
+		{"mistral-large-2512", "mistral-large-2512"},
+		{"mistral-large-2603", ""}, // Mistral's YYMM ids are different models, not stamps
+		{"kimi-k2", ""},
+		{"minimax-m2.5-lightning", ""},
 		{"", ""},
 		{"-20250929", ""},
 	}

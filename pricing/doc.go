@@ -1,10 +1,20 @@
 // Package pricing computes the USD cost of one request from its token usage.
 //
 // The prices live in prices.json, embedded in the binary and parsed once by
-// Default. Its "sources" list names the provider pages the numbers were read
-// from and when; an entry whose number is uncertain says so in its "note".
-// The `pricing:` section of the config file overrides or adds models through
-// Table.With.
+// Default. Its "sources" list names the pages the numbers were read from and
+// when; every entry names its source, and an entry whose number is uncertain
+// says so in its "note".
+//
+// Three layers make the table a request is priced with, highest first:
+//
+//  1. the `pricing:` entries of the config file (Table.With);
+//  2. the price catalog, a models.dev api.json document fetched by the
+//     server (ParseCatalog, Table.WithCatalog);
+//  3. the embedded table (Default).
+//
+// A layer replaces a lower layer's entry of the same name whole, except
+// that a catalog entry keeps the embedded priority multiplier and one-hour
+// cache write price, which the catalog format cannot state.
 //
 // Model names resolve in this order (Table.Lookup):
 //

@@ -33,15 +33,18 @@ type priceFile struct {
 
 // source names a provider page the prices were read from.
 type source struct {
+	ID       string `json:"id"` // what entries name in their "source"
 	Provider string `json:"provider"`
 	Page     string `json:"page"`
 	URL      string `json:"url"`
-	Read     string `json:"read"` // date the page was read, YYYY-MM-DD
+	Read     string `json:"read"`   // date the page was read, YYYY-MM-DD
+	Stated   string `json:"stated"` // date the copy read shows or was stored, when older than Read
 }
 
 // entry is one price shared by one or more model names.
 type entry struct {
 	Names        []string `json:"names"`
+	Source       string   `json:"source"` // id of the sources entry the numbers come from
 	Input        float64  `json:"input"`
 	Output       float64  `json:"output"`
 	CacheRead    float64  `json:"cache_read"`
@@ -70,13 +73,21 @@ func parse(data []byte) (*Table, error) {
 	if len(f.Sources) == 0 {
 		errs = append(errs, errors.New("no sources"))
 	}
+	ids := map[string]bool{}
 	for i, s := range f.Sources {
-		if s.Provider == "" || s.Page == "" || s.URL == "" || s.Read == "" {
-			errs = append(errs, fmt.Errorf("sources[%d]: provider, page, url and read are all required", i))
+		if s.ID == "" || s.Provider == "" || s.Page == "" || s.URL == "" || s.Read == "" {
+			errs = append(errs, fmt.Errorf("sources[%d]: id, provider, page, url and read are all required", i))
 		}
+		if ids[s.ID] {
+			errs = append(errs, fmt.Errorf("sources[%d]: id %q listed twice", i, s.ID))
+		}
+		ids[s.ID] = true
 	}
 	t := &Table{prices: make(map[string]Price)}
 	for i, e := range f.Models {
+		if !ids[e.Source] {
+			errs = append(errs, fmt.Errorf("models[%d] %v: source %q is not in sources", i, e.Names, e.Source))
+		}
 		p, err := e.price()
 		if err != nil {
 			errs = append(errs, fmt.Errorf("models[%d] %v: %w", i, e.Names, err))

@@ -8,14 +8,28 @@ import (
 // Table maps model names to prices. It is read-only once built and safe for
 // concurrent use; With returns a new Table rather than changing this one.
 type Table struct {
-	prices map[string]Price // lower-case model name -> price
+	prices map[string]Price  // lower-case model name -> price
+	origin map[string]Origin // where each price came from; absent = OriginEmbedded
 }
+
+// Origin says which layer a price came from. The layers, highest first:
+// the config file's `pricing:` entries, the price catalog, the embedded
+// table.
+type Origin string
+
+// The price layers.
+const (
+	OriginEmbedded Origin = "embedded"
+	OriginCatalog  Origin = "catalog"
+	OriginConfig   Origin = "config"
+)
 
 // Cost is the price of one request.
 type Cost struct {
 	USD   float64 // 0 when the model is unknown
 	Known bool    // false: no price for the model, USD is 0 and must be flagged, not trusted
 	Model string  // the table entry that priced the request ("" when unknown)
+	From  Origin  // the layer the entry came from ("" when unknown)
 }
 
 // With returns a new Table in which overrides, the `pricing:` entries of the
@@ -24,14 +38,67 @@ type Cost struct {
 // prices the dated and -latest names that resolve to it. t is not changed.
 // Names are matched case-insensitively.
 func (t *Table) With(overrides map[string]Price) *Table {
-	n := &Table{prices: maps.Clone(t.prices)}
-	if n.prices == nil {
-		n.prices = make(map[string]Price, len(overrides))
-	}
+	n := t.clone()
 	for name, p := range overrides {
 		if key := normalize(name); key != "" {
 			n.prices[key] = p
+			n.origin[key] = OriginConfig
 		}
+	}
+	return n
+}
+
+// WithCatalog returns a new Table in which the prices of cat (from
+// ParseCatalog) replace or add models; cat == nil returns t. The catalog
+// cannot state two things the embedded table knows, so a catalog entry
+// that replaces an embedded one keeps them from it: the priority
+// service-tier multiplier, and the one-hour cache write price, scaled by
+// the catalog's 5-minute write price over the embedded one (Anthropic
+// prices both as fixed multiples of input). t and cat are not changed.
+func (t *Table) WithCatalog(cat *Table) *Table {
+	if cat == nil {
+		return t
+	}
+	n := t.clone()
+	for key, p := range cat.prices {
+		if old, ok := t.prices[key]; ok {
+			p.Priority = old.Priority
+			if old.CacheWrite1h > 0 && old.CacheWrite > 0 && p.CacheWrite > 0 {
+				p.CacheWrite1h = old.CacheWrite1h * p.CacheWrite / old.CacheWrite
+			}
+		}
+		n.prices[key] = p
+		n.origin[key] = OriginCatalog
+	}
+	return n
+}
+
+// Len is the number of model names the table prices.
+func (t *Table) Len() int { return len(t.prices) }
+
+// Origin returns the layer that prices model, or "" when no layer does.
+func (t *Table) Origin(model string) Origin {
+	key, _, ok := t.lookup(model)
+	if !ok {
+		return ""
+	}
+	return t.originOf(key)
+}
+
+func (t *Table) originOf(key string) Origin {
+	if o, ok := t.origin[key]; ok {
+		return o
+	}
+	return OriginEmbedded
+}
+
+func (t *Table) clone() *Table {
+	n := &Table{prices: maps.Clone(t.prices), origin: maps.Clone(t.origin)}
+	if n.prices == nil {
+		n.prices = map[string]Price{}
+	}
+	if n.origin == nil {
+		n.origin = map[string]Origin{}
 	}
 	return n
 }
@@ -52,7 +119,7 @@ func (t *Table) Cost(model string, u Usage, multiplier float64) Cost {
 	if !ok {
 		return Cost{}
 	}
-	return Cost{USD: p.usd(u) * max(multiplier, 0), Known: true, Model: key}
+	return Cost{USD: p.usd(u) * max(multiplier, 0), Known: true, Model: key, From: t.originOf(key)}
 }
 
 // lookup resolves model to the key of its entry and the entry's price. It

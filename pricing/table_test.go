@@ -114,7 +114,7 @@ func TestEmbeddedTable(t *testing.T) {
 	if err != nil {
 		t.Fatalf("prices.json: %v", err)
 	}
-	if len(tab.prices) < 60 {
+	if len(tab.prices) < 140 {
 		t.Errorf("prices.json has %d model names, want the current Claude, GPT and Gemini families", len(tab.prices))
 	}
 	for name, p := range tab.prices {
@@ -141,7 +141,10 @@ func TestEmbeddedTable(t *testing.T) {
 	}
 	for _, family := range []string{"claude-opus-4-", "claude-sonnet-4", "claude-haiku-4-5", "claude-3-",
 		"gpt-5", "gpt-5-mini", "gpt-5-nano", "gpt-5-codex", "gpt-5.1", "gpt-5.2", "o3", "o4-mini",
-		"gpt-4.1", "gpt-4o", "gemini-2.5-pro", "gemini-2.5-flash", "gemini-2.5-flash-lite", "gemini-3"} {
+		"gpt-4.1", "gpt-4o", "gemini-2.5-pro", "gemini-2.5-flash", "gemini-2.5-flash-lite", "gemini-3",
+		// issue 19: the families commonly routed through gateways
+		"deepseek-v4-", "deepseek-chat", "qwen3", "qwen-", "glm-5", "glm-4", "kimi-k2", "minimax-m",
+		"grok-4", "mistral-large", "mistral-medium", "mistral-small", "codestral", "devstral"} {
 		found := false
 		for name := range tab.prices {
 			found = found || strings.HasPrefix(name, family)
@@ -161,8 +164,11 @@ func TestEmbeddedTable(t *testing.T) {
 		if _, err := time.Parse(time.DateOnly, s.Read); err != nil {
 			t.Errorf("source %q: read date %q: %v", s.Page, s.Read, err)
 		}
+		if _, err := time.Parse(time.DateOnly, s.Stated); s.Stated != "" && (err != nil || s.Stated > s.Read) {
+			t.Errorf("source %q: stated date %q must be a date no later than read %q", s.Page, s.Stated, s.Read)
+		}
 	}
-	for _, p := range []string{"anthropic", "openai", "google"} {
+	for _, p := range []string{"anthropic", "openai", "google", "deepseek", "alibaba", "zhipu", "moonshot", "minimax", "xai", "mistral"} {
 		if !providers[p] {
 			t.Errorf("no source page for %s", p)
 		}
@@ -170,17 +176,19 @@ func TestEmbeddedTable(t *testing.T) {
 }
 
 func TestParseRejects(t *testing.T) {
-	const src = `"sources":[{"provider":"p","page":"P","url":"u","read":"2026-11-30"}]`
+	const src = `"sources":[{"id":"p","provider":"p","page":"P","url":"u","read":"2026-11-30"}]`
 	tests := []struct{ name, json, want string }{
-		{"unknown field", `{` + src + `,"models":[{"names":["m"],"input":1,"output":1,"cache_reed":1}]}`, "unknown field"},
-		{"zero input", `{` + src + `,"models":[{"names":["m"],"input":0,"output":1}]}`, "positive"},
-		{"duplicate name", `{` + src + `,"models":[{"names":["m"],"input":1,"output":1},{"names":["m"],"input":2,"output":2}]}`, "twice"},
+		{"unknown field", `{` + src + `,"models":[{"source":"p","names":["m"],"input":1,"output":1,"cache_reed":1}]}`, "unknown field"},
+		{"zero input", `{` + src + `,"models":[{"source":"p","names":["m"],"input":0,"output":1}]}`, "positive"},
+		{"duplicate name", `{` + src + `,"models":[{"source":"p","names":["m"],"input":1,"output":1},{"source":"p","names":["m"],"input":2,"output":2}]}`, "twice"},
 		{"upper-case name", `{` + src + `,"models":[{"names":["M"],"input":1,"output":1}]}`, "lower-case"},
-		{"no names", `{` + src + `,"models":[{"input":1,"output":1}]}`, "no names"},
-		{"long tier below standard", `{` + src + `,"models":[{"names":["m"],"input":2,"output":2,"long_context":{"threshold":10,"input":1,"output":2}}]}`, "long_context"},
-		{"priority below standard", `{` + src + `,"models":[{"names":["m"],"input":2,"output":2,"priority_input":1}]}`, "priority_input"},
-		{"negative cache", `{` + src + `,"models":[{"names":["m"],"input":2,"output":2,"cache_write":-1}]}`, "negative"},
-		{"no sources", `{"models":[{"names":["m"],"input":1,"output":1}]}`, "no sources"},
+		{"no names", `{` + src + `,"models":[{"source":"p","input":1,"output":1}]}`, "no names"},
+		{"unsourced entry", `{` + src + `,"models":[{"names":["m"],"input":1,"output":1}]}`, "not in sources"},
+		{"unknown source", `{` + src + `,"models":[{"source":"q","names":["m"],"input":1,"output":1}]}`, "not in sources"},
+		{"long tier below standard", `{` + src + `,"models":[{"source":"p","names":["m"],"input":2,"output":2,"long_context":{"threshold":10,"input":1,"output":2}}]}`, "long_context"},
+		{"priority below standard", `{` + src + `,"models":[{"source":"p","names":["m"],"input":2,"output":2,"priority_input":1}]}`, "priority_input"},
+		{"negative cache", `{` + src + `,"models":[{"source":"p","names":["m"],"input":2,"output":2,"cache_write":-1}]}`, "negative"},
+		{"no sources", `{"models":[{"source":"p","names":["m"],"input":1,"output":1}]}`, "no sources"},
 		{"undated source", `{"sources":[{"provider":"p","page":"P","url":"u"}],"models":[]}`, "required"},
 		{"trailing data", `{` + src + `,"models":[]} {}`, "trailing"},
 	}

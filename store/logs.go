@@ -16,7 +16,7 @@ var logColumns = []string{
 	"status", "failure_kind", "failure_scope", "attempts", "attempts_json",
 	"ttfb_ms", "duration_ms", "input_tokens", "output_tokens",
 	"cache_read_tokens", "cache_write_tokens", "reasoning_tokens",
-	"cost", "stream", "incomplete", "client_ip", "error_msg",
+	"cost", "stream", "incomplete", "client_ip", "error_msg", "unpriced",
 }
 
 // appendLogArgs appends r's values in the order of logColumns.
@@ -27,7 +27,7 @@ func appendLogArgs(args []any, r *LogRow) []any {
 		r.Status, r.FailureKind, r.FailureScope, r.Attempts, r.AttemptsJSON,
 		r.TTFBMs, r.DurationMs, r.InputTokens, r.OutputTokens,
 		r.CacheReadTokens, r.CacheWriteTokens, r.ReasoningTokens,
-		r.Cost, r.Stream, r.Incomplete, r.ClientIP, r.Error,
+		r.Cost, r.Stream, r.Incomplete, r.ClientIP, r.Error, r.Unpriced,
 	)
 }
 
@@ -40,7 +40,7 @@ func scanLog(rows *sql.Rows) (LogRow, error) {
 		&r.Status, &r.FailureKind, &r.FailureScope, &r.Attempts, &r.AttemptsJSON,
 		&r.TTFBMs, &r.DurationMs, &r.InputTokens, &r.OutputTokens,
 		&r.CacheReadTokens, &r.CacheWriteTokens, &r.ReasoningTokens,
-		&r.Cost, &r.Stream, &r.Incomplete, &r.ClientIP, &r.Error)
+		&r.Cost, &r.Stream, &r.Incomplete, &r.ClientIP, &r.Error, &r.Unpriced)
 	r.Time = fromMillis(ts)
 	return r, err
 }

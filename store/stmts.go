@@ -11,12 +11,12 @@ import (
 // statements, largest first. InsertLogs cuts a batch greedily into them
 // (200 rows = 128 + 64 + 8), so any batch below 256 rows takes at most eight
 // statements and the store never prepares more than eight INSERTs, whatever
-// sizes the Writer hands it. 128 rows of 27 columns is 3456 placeholders,
+// sizes the Writer hands it. 128 rows of 28 columns is 3584 placeholders,
 // far below every dialect's limit (SQLite 32766, MySQL and PostgreSQL 65535).
 var insertSizes = [...]int{128, 64, 32, 16, 8, 4, 2, 1}
 
 // stmts holds the statements InsertLogs prepares once per *sql.DB rather
-// than once per call: parsing a 3456-placeholder INSERT is most of a batch's
+// than once per call: parsing a 3584-placeholder INSERT is most of a batch's
 // cost on SQLite, and the MySQL driver otherwise prepares and closes every
 // statement it executes with arguments (three round trips for one).
 // database/sql re-prepares a Stmt on each connection that runs it, also

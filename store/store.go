@@ -110,6 +110,9 @@ type LogRow struct {
 	Cost                      float64 // USD; NaN and ±Inf are stored as 0
 	Stream, Incomplete        bool
 	ClientIP, Error           string
+	// Unpriced marks a request with usage whose model has no price: its
+	// Cost of 0 is unknown, not free (issue 19).
+	Unpriced bool
 
 	// OverheadMs is the gateway's own share of DurationMs (everything but
 	// waiting on upstreams). It feeds /metrics as the row passes and is

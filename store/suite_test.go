@@ -41,6 +41,7 @@ func RunSuite(t *testing.T, open Opener) {
 		{"overrides", testOverrides},
 		{"prune", testPrune},
 		{"ping_close", testPingClose},
+		{"catalog_copy", testCatalogCopy},
 		{"writer_drains_on_close", testWriterDrainsOnClose},
 		{"writer_keeps_rows_during_outage", testWriterOutage},
 		{"writer_counts_drops_when_full", testWriterDrops},
@@ -113,6 +114,7 @@ func makeRows(n int) []store.LogRow {
 			Stream:           i%2 == 0,
 			Incomplete:       i%11 == 0,
 			ClientIP:         "192.0.2.7",
+			Unpriced:         i%5 == 3,
 		}
 		if st >= 400 || st == 0 {
 			rows[i].FailureKind = "server"

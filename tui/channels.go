@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"ccload/admin"
+	"ccload/adminapi"
 )
 
 // channelSort orders the channels pane.
@@ -27,12 +27,12 @@ func (s channelSort) String() string { return [...]string{"file order", "cost", 
 // ChannelsPane shows /admin/channels. Cooldowns count down on our clock
 // between refreshes: seconds_left minus the time since the answer came.
 type ChannelsPane struct {
-	resp *admin.ChannelsResponse
+	resp *adminapi.ChannelsResponse
 	at   time.Time // when resp arrived
 	sort channelSort
 }
 
-func (p *ChannelsPane) set(r *admin.ChannelsResponse, at time.Time) { p.resp, p.at = r, at }
+func (p *ChannelsPane) set(r *adminapi.ChannelsResponse, at time.Time) { p.resp, p.at = r, at }
 
 // costToday sums today's cost over the channels.
 func (p *ChannelsPane) costToday() float64 {
@@ -45,11 +45,11 @@ func (p *ChannelsPane) costToday() float64 {
 	return c
 }
 
-func (p *ChannelsPane) rows(filter string) []admin.Channel {
+func (p *ChannelsPane) rows(filter string) []adminapi.Channel {
 	if p.resp == nil {
 		return nil
 	}
-	var out []admin.Channel
+	var out []adminapi.Channel
 	for _, ch := range p.resp.Channels {
 		names := []string{ch.Name}
 		for _, m := range ch.Models {
@@ -59,7 +59,7 @@ func (p *ChannelsPane) rows(filter string) []admin.Channel {
 			out = append(out, ch)
 		}
 	}
-	slices.SortStableFunc(out, func(a, b admin.Channel) int {
+	slices.SortStableFunc(out, func(a, b adminapi.Channel) int {
 		switch p.sort {
 		case byCost:
 			return cmp.Compare(b.Today.Cost, a.Today.Cost)
@@ -122,7 +122,7 @@ func (p *ChannelsPane) view(st Styles, v paneView) []string {
 
 // cooldowns lists what cools and the time left at now, soonest first:
 // "key sk-a…f3c9#1a2b 42s, model claude-x 10s".
-func (p *ChannelsPane) cooldowns(cds []admin.Cooldown, now time.Time) string {
+func (p *ChannelsPane) cooldowns(cds []adminapi.Cooldown, now time.Time) string {
 	if len(cds) == 0 {
 		return "-"
 	}

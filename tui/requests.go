@@ -8,14 +8,14 @@ import (
 	"strings"
 	"time"
 
-	"ccload/admin"
+	"ccload/adminapi"
 )
 
 // tracked is a request as the view knows it: its latest event and when
 // that event reached us (elapsed time counts on from there, on our clock,
 // so the server's clock never matters).
 type tracked struct {
-	ev admin.Event
+	ev adminapi.Event
 	at time.Time
 }
 
@@ -54,7 +54,7 @@ func newActivePane() ActivePane { return ActivePane{reqs: map[uint64]tracked{}} 
 
 // reset replaces the requests with a snapshot of /admin/active (after a
 // (re)connect: ids restart with the server, so old rows are gone).
-func (p *ActivePane) reset(evs []admin.Event, at time.Time) {
+func (p *ActivePane) reset(evs []adminapi.Event, at time.Time) {
 	p.reqs = map[uint64]tracked{}
 	for _, ev := range evs {
 		p.reqs[ev.ID] = tracked{ev: ev, at: at}
@@ -63,7 +63,7 @@ func (p *ActivePane) reset(evs []admin.Event, at time.Time) {
 
 // apply folds one event in. An end event removes the request and is
 // returned with ok true, for the finished pane.
-func (p *ActivePane) apply(ev admin.Event, at time.Time) (done tracked, ok bool) {
+func (p *ActivePane) apply(ev adminapi.Event, at time.Time) (done tracked, ok bool) {
 	if ev.Type == "end" {
 		delete(p.reqs, ev.ID)
 		return tracked{ev: ev, at: at}, true
@@ -207,7 +207,7 @@ var finishedCols = []column{
 }
 
 // failed reports whether a finished request failed.
-func failed(ev admin.Event) bool { return ev.Status >= 400 || (ev.Status == 0 && ev.Error != "") }
+func failed(ev adminapi.Event) bool { return ev.Status >= 400 || (ev.Status == 0 && ev.Error != "") }
 
 func (p *FinishedPane) view(st Styles, v paneView) []string {
 	rows := p.rows(v.filter)
@@ -292,7 +292,7 @@ func matches(filter string, fields ...string) bool {
 	return false
 }
 
-func protocols(ev admin.Event) string {
+func protocols(ev adminapi.Event) string {
 	if ev.UpstreamProtocol == "" {
 		return ev.ClientProtocol
 	}

@@ -17,16 +17,16 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
-	"ccload/admin"
+	"ccload/adminapi"
 )
 
-// Source is the running server; *admin.Client is one.
+// Source is the running server; *adminapi.Client is one.
 type Source interface {
 	BaseURL() string
-	Status(ctx context.Context) (*admin.Status, error)
-	Channels(ctx context.Context) (*admin.ChannelsResponse, error)
-	Active(ctx context.Context) (*admin.ActiveResponse, error)
-	Events(ctx context.Context, types ...string) (*admin.EventStream, error)
+	Status(ctx context.Context) (*adminapi.Status, error)
+	Channels(ctx context.Context) (*adminapi.ChannelsResponse, error)
+	Active(ctx context.Context) (*adminapi.ActiveResponse, error)
+	Events(ctx context.Context, types ...string) (*adminapi.EventStream, error)
 }
 
 // Options configure the view.
@@ -41,32 +41,32 @@ type Options struct {
 type (
 	// EventMsg is one event of /admin/events.
 	EventMsg struct {
-		Event admin.Event
+		Event adminapi.Event
 		At    time.Time
 	}
 	// StatusMsg answers GET /admin/status.
 	StatusMsg struct {
-		Status *admin.Status
+		Status *adminapi.Status
 		Err    error
 		At     time.Time
 	}
 	// ChannelsMsg answers GET /admin/channels.
 	ChannelsMsg struct {
-		Channels *admin.ChannelsResponse
+		Channels *adminapi.ChannelsResponse
 		Err      error
 		At       time.Time
 	}
 	// ConnectedMsg ends a (re)connection attempt: the event stream and the
 	// requests in flight at that moment, or the error.
 	ConnectedMsg struct {
-		Stream *admin.EventStream
-		Active []admin.Event
+		Stream *adminapi.EventStream
+		Active []adminapi.Event
 		Err    error
 		At     time.Time
 	}
 	// DisconnectedMsg says that Stream ended (the server went away).
 	DisconnectedMsg struct {
-		Stream *admin.EventStream
+		Stream *adminapi.EventStream
 		Err    error
 		At     time.Time
 	}
@@ -119,7 +119,7 @@ type Model struct {
 	channels ChannelsPane
 	focus    pane
 
-	status    *admin.Status
+	status    *adminapi.Status
 	statusAt  time.Time
 	statusErr error
 	chanErr   error
@@ -140,7 +140,7 @@ type Model struct {
 
 // connection is the state of the event stream.
 type connection struct {
-	stream    *admin.EventStream
+	stream    *adminapi.EventStream
 	up        bool      // the stream is open
 	ever      bool      // it was open once
 	err       error     // why the last attempt failed or the stream ended
@@ -405,7 +405,7 @@ func (m *Model) connect() tea.Cmd {
 }
 
 // waitForEvent reads one event; Update re-arms it after each.
-func (m *Model) waitForEvent(s *admin.EventStream) tea.Cmd {
+func (m *Model) waitForEvent(s *adminapi.EventStream) tea.Cmd {
 	if s == nil {
 		return nil
 	}

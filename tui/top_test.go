@@ -15,7 +15,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
-	"ccload/admin"
+	"ccload/adminapi"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -31,44 +31,44 @@ type fakeSource struct{}
 var errFake = errors.New("fakeSource: not called in tests")
 
 func (fakeSource) BaseURL() string { return "http://127.0.0.1:8080" }
-func (fakeSource) Status(context.Context) (*admin.Status, error) {
+func (fakeSource) Status(context.Context) (*adminapi.Status, error) {
 	return nil, errFake
 }
-func (fakeSource) Channels(context.Context) (*admin.ChannelsResponse, error) {
+func (fakeSource) Channels(context.Context) (*adminapi.ChannelsResponse, error) {
 	return nil, errFake
 }
-func (fakeSource) Active(context.Context) (*admin.ActiveResponse, error) {
+func (fakeSource) Active(context.Context) (*adminapi.ActiveResponse, error) {
 	return nil, errFake
 }
-func (fakeSource) Events(context.Context, ...string) (*admin.EventStream, error) {
+func (fakeSource) Events(context.Context, ...string) (*adminapi.EventStream, error) {
 	return nil, errFake
 }
 
-func status() *admin.Status {
-	return &admin.Status{StartedAt: t0.Add(-time.Hour), UptimeSeconds: 3600, InFlight: 1,
-		Config: admin.ConfigStatus{File: "ccload.yaml", LoadedAt: t0.Add(-5 * time.Minute), Reloads: 2, Channels: 3}}
+func status() *adminapi.Status {
+	return &adminapi.Status{StartedAt: t0.Add(-time.Hour), UptimeSeconds: 3600, InFlight: 1,
+		Config: adminapi.ConfigStatus{File: "ccload.yaml", LoadedAt: t0.Add(-5 * time.Minute), Reloads: 2, Channels: 3}}
 }
 
-func channels(cooldownLeft int64) *admin.ChannelsResponse {
-	ch := func(name, state string, models ...string) admin.Channel {
-		c := admin.Channel{State: state}
+func channels(cooldownLeft int64) *adminapi.ChannelsResponse {
+	ch := func(name, state string, models ...string) adminapi.Channel {
+		c := adminapi.Channel{State: state}
 		c.Name = name
 		for _, m := range models {
-			c.Models = append(c.Models, admin.ModelView{Name: m, Upstream: m})
+			c.Models = append(c.Models, adminapi.ModelView{Name: m, Upstream: m})
 		}
 		return c
 	}
 	main := ch("anthropic-main", "degraded", "claude-sonnet-4-6", "claude-opus-4-8")
-	main.InFlight, main.RPM, main.Today = 1, 12, admin.Usage{Requests: 340, Errors: 3, Cost: 4.21}
-	main.Cooldowns = []admin.Cooldown{
+	main.InFlight, main.RPM, main.Today = 1, 12, adminapi.Usage{Requests: 340, Errors: 3, Cost: 4.21}
+	main.Cooldowns = []adminapi.Cooldown{
 		{Scope: "key", Channel: "anthropic-main", Key: "sk-a…f3c9#1a2b3c4d", SecondsLeft: cooldownLeft, Kind: "rate_limit"},
 		{Scope: "model", Channel: "anthropic-main", Model: "claude-opus-4-8", SecondsLeft: 125, Kind: "server"},
 	}
 	oa := ch("openai-main", "ok", "gpt-5", "gpt-5-mini")
-	oa.Today = admin.Usage{Requests: 80, Cost: 0.5}
+	oa.Today = adminapi.Usage{Requests: 80, Cost: 0.5}
 	backup := ch("anthropic-backup", "cooling", "claude-sonnet-4-6")
-	backup.Cooldowns = []admin.Cooldown{{Scope: "channel", Channel: "anthropic-backup", SecondsLeft: 9, Kind: "server"}}
-	return &admin.ChannelsResponse{Time: t0, Channels: []admin.Channel{main, oa, backup}}
+	backup.Cooldowns = []adminapi.Cooldown{{Scope: "channel", Channel: "anthropic-backup", SecondsLeft: 9, Kind: "server"}}
+	return &adminapi.ChannelsResponse{Time: t0, Channels: []adminapi.Channel{main, oa, backup}}
 }
 
 // newModel is a connected model at t0 with status and channels loaded.
@@ -110,8 +110,8 @@ func typeText(m *Model, s string) {
 }
 
 // ev builds an event of request id at time d after t0.
-func ev(typ string, id uint64, d time.Duration, f func(*admin.Event)) EventMsg {
-	e := admin.Event{Type: typ, ID: id, Time: at(d), Token: "alice", ClientProtocol: "anthropic",
+func ev(typ string, id uint64, d time.Duration, f func(*adminapi.Event)) EventMsg {
+	e := adminapi.Event{Type: typ, ID: id, Time: at(d), Token: "alice", ClientProtocol: "anthropic",
 		UpstreamProtocol: "anthropic", Model: "claude-sonnet-4-6", Channel: "anthropic-main",
 		URLHost: "api.anthropic.com", Stream: true, ElapsedMs: d.Milliseconds()}
 	if f != nil {
@@ -163,8 +163,8 @@ func TestTopRequestLifecycle(t *testing.T) {
 	}
 
 	send(m,
-		ev("first_byte", 7, 700*time.Millisecond, func(e *admin.Event) { e.TTFBMs = 640 }),
-		ev("progress", 7, 2500*time.Millisecond, func(e *admin.Event) { e.OutputTokens = 312 }),
+		ev("first_byte", 7, 700*time.Millisecond, func(e *adminapi.Event) { e.TTFBMs = 640 }),
+		ev("progress", 7, 2500*time.Millisecond, func(e *adminapi.Event) { e.OutputTokens = 312 }),
 		FrameMsg{Time: at(3 * time.Second)})
 	got = golden(t, m, "lifecycle_progress")
 	for _, want := range []string{"640ms", "312", "3.0s"} {
@@ -174,11 +174,11 @@ func TestTopRequestLifecycle(t *testing.T) {
 	}
 
 	send(m,
-		ev("end", 7, 5120*time.Millisecond, func(e *admin.Event) {
+		ev("end", 7, 5120*time.Millisecond, func(e *adminapi.Event) {
 			e.TTFBMs, e.OutputTokens, e.InputTokens, e.Status = 640, 812, 5400, 200
 		}),
-		ev("start", 8, 5200*time.Millisecond, func(e *admin.Event) { e.Model, e.Stream = "gpt-5", false }),
-		ev("end", 8, 5300*time.Millisecond, func(e *admin.Event) {
+		ev("start", 8, 5200*time.Millisecond, func(e *adminapi.Event) { e.Model, e.Stream = "gpt-5", false }),
+		ev("end", 8, 5300*time.Millisecond, func(e *adminapi.Event) {
 			e.Model, e.Channel, e.ClientProtocol, e.UpstreamProtocol = "gpt-5", "openai-main", "openai", "openai"
 			e.Status, e.FailureScope, e.Error = 500, "channel", "upstream 500: internal error"
 		}),
@@ -217,12 +217,12 @@ func TestTopCooldownCountdown(t *testing.T) {
 func twoRequests(m *Model) {
 	send(m,
 		ev("start", 1, 0, nil),
-		ev("progress", 1, time.Second, func(e *admin.Event) { e.OutputTokens = 10 }),
-		ev("start", 2, 500*time.Millisecond, func(e *admin.Event) {
+		ev("progress", 1, time.Second, func(e *adminapi.Event) { e.OutputTokens = 10 }),
+		ev("start", 2, 500*time.Millisecond, func(e *adminapi.Event) {
 			e.Model, e.Channel, e.ClientProtocol, e.UpstreamProtocol = "gpt-5", "openai-main", "responses", "openai"
 			e.URLHost = "api.openai.com"
 		}),
-		ev("progress", 2, 1500*time.Millisecond, func(e *admin.Event) {
+		ev("progress", 2, 1500*time.Millisecond, func(e *adminapi.Event) {
 			e.Model, e.Channel, e.ClientProtocol, e.UpstreamProtocol = "gpt-5", "openai-main", "responses", "openai"
 			e.URLHost, e.OutputTokens = "api.openai.com", 900
 		}),
@@ -299,7 +299,7 @@ func TestTopPauseKey(t *testing.T) {
 	send(m, key("p"))
 	before := m.Render()
 	send(m,
-		ev("end", 1, 3*time.Second, func(e *admin.Event) { e.Status = 200 }),
+		ev("end", 1, 3*time.Second, func(e *adminapi.Event) { e.Status = 200 }),
 		ChannelsMsg{Channels: channels(5), At: at(3 * time.Second)},
 		FrameMsg{Time: at(4 * time.Second)}, TickMsg{Time: at(4 * time.Second)})
 	got := golden(t, m, "paused")
@@ -345,7 +345,7 @@ func TestTopHelp(t *testing.T) {
 func TestTopNarrow(t *testing.T) {
 	m := newModel(t, 60, 20)
 	twoRequests(m)
-	send(m, ev("end", 1, 3*time.Second, func(e *admin.Event) {
+	send(m, ev("end", 1, 3*time.Second, func(e *adminapi.Event) {
 		e.Status, e.FailureScope, e.Error = 429, "key", "rate limited"
 	}))
 	got := golden(t, m, "narrow_60")
@@ -365,7 +365,7 @@ func TestTopNarrow(t *testing.T) {
 
 func TestTopUnreachable(t *testing.T) {
 	m := New(fakeSource{}, Options{})
-	refused := &admin.NotRunningError{URL: "http://127.0.0.1:8080", Err: syscall.ECONNREFUSED}
+	refused := &adminapi.NotRunningError{URL: "http://127.0.0.1:8080", Err: syscall.ECONNREFUSED}
 	send(m, tea.WindowSizeMsg{Width: 100, Height: 16},
 		ConnectedMsg{Err: refused, At: t0},
 		StatusMsg{Err: refused, At: t0},
@@ -388,12 +388,12 @@ func TestTopReconnecting(t *testing.T) {
 		t.Errorf("a short outage keeps the panes and says reconnecting:\n%s", got)
 	}
 	// Gone for longer than unreachableAfter: the panes give way.
-	send(m, ConnectedMsg{Err: &admin.NotRunningError{URL: "x", Err: syscall.ECONNREFUSED}, At: at(14 * time.Second)})
+	send(m, ConnectedMsg{Err: &adminapi.NotRunningError{URL: "x", Err: syscall.ECONNREFUSED}, At: at(14 * time.Second)})
 	if got := m.Render(); !strings.Contains(got, "Cannot reach ccload") {
 		t.Errorf("after %s down, want the message:\n%s", unreachableAfter, got)
 	}
 	// Back: the active table is the server's snapshot (ids restarted).
-	send(m, ConnectedMsg{At: at(15 * time.Second), Active: []admin.Event{ev("progress", 1, time.Second, nil).Event}})
+	send(m, ConnectedMsg{At: at(15 * time.Second), Active: []adminapi.Event{ev("progress", 1, time.Second, nil).Event}})
 	got = m.Render()
 	if !strings.Contains(got, "[live]") || !strings.Contains(got, "Active requests (1)") {
 		t.Errorf("after reconnecting:\n%s", got)

@@ -9,7 +9,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
 
-	"ccload/admin"
+	"ccload/adminapi"
 )
 
 // Size before the terminal tells us its own.
@@ -27,7 +27,7 @@ type endSample struct {
 	failed bool
 }
 
-func (r *rates) add(ev admin.Event, at time.Time) {
+func (r *rates) add(ev adminapi.Event, at time.Time) {
 	r.ends = append(r.ends, endSample{at: at, tokens: ev.OutputTokens, failed: failed(ev)})
 }
 
@@ -211,7 +211,7 @@ func (m *Model) unreachableMessage(w int) []string {
 	title := "Cannot reach ccload at " + m.src.BaseURL()
 	// NotRunningError already says how to start the server or point at it;
 	// APIError how to pass the password.
-	var api *admin.APIError
+	var api *adminapi.APIError
 	if errors.As(c.err, &api) {
 		title = "The admin API at " + m.src.BaseURL() + " refused top"
 	}

@@ -227,6 +227,9 @@ test('channels: clear a cooldown, pause and resume, run a test', async () => {
   const flaky = page.locator('section.channel[data-channel=flaky]');
   await flaky.locator('td[data-until]').first().waitFor();
   assert.match(await flaky.locator('header').textContent(), /cooling/);
+  // The mock-only model has no price: flagged on the card, not a silent $0.
+  assert.match(await flaky.locator('dd.unpriced').textContent(), /no price.*claude-haiku-4-5-mock-fail-500/);
+  assert.equal(await page.locator('section.channel[data-channel=openai] dd.unpriced').count(), 0);
   await shot('channels');
   // Clear the cooldowns one by one with their own buttons.
   while (await flaky.locator('.cooldowns button', { hasText: /^Clear$/ }).count() > 0) {

@@ -40,6 +40,7 @@ storage: {driver: sqlite, dsn: "${db}", log_retention: 30d}
 routing:
   cooldown: {server: 10m, min: 10s, max: 30m, fallback: false}
   max_attempts: 3
+  unpriced: allow # the mock's *-mock-* models have no price; serve them, flagged
 channels:
   - name: main
     priority: 10

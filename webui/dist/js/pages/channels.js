@@ -60,7 +60,7 @@ function summaryTable(chs) {
     { label: 'Cooldowns', num: true }];
   return table('Channels', cols, chs.map((c) => [
     h('td', {}, h('a', { href: `#${anchor(c.name)}` }, c.name)),
-    h('td', {}, stateBadge(c)),
+    h('td', {}, stateBadge(c), unpricedBadge(c)),
     String(c.priority), String(c.weight), fmtInt(c.in_flight), fmtInt(c.rpm),
     `${fmtInt(c.today.requests)} req, ${fmtInt(c.today.errors)} err`, fmtCost(c.today.cost), fmtInt(c.cooldowns.length),
   ]));
@@ -68,6 +68,10 @@ function summaryTable(chs) {
 
 const anchor = (name) => `ch-${name.replace(/[^A-Za-z0-9_-]/g, '_')}`;
 const stateBadge = (c) => badge(c.state, stateClass[c.state] || 'muted');
+// Models without a price cost 0 and are refused under cost limits unless
+// routing.unpriced is allow (issue 19); the badge says so instead of a silent $0.
+const unpricedTitle = 'No price in pricing:, the price catalog or the embedded table: logged as unpriced with cost 0, refused under a cost limit unless routing.unpriced: allow.';
+const unpricedBadge = (c) => (c.unpriced && c.unpriced.length ? [' ', badge(`${c.unpriced.length} unpriced`, 'warn', unpricedTitle)] : null);
 const limit = (n, fmt = fmtInt) => (n ? ` / ${fmt(n)}` : '');
 
 function card(ch, env) {
@@ -165,6 +169,8 @@ function card(ch, env) {
       c.last_check ? [h('dt', {}, 'Last check'), h('dd', {}, c.last_check.ok ? badge('ok', 'ok') : badge('failed', 'err'),
         ` ${fmtMs(c.last_check.total_ms)}`, c.last_check.ok ? '' : ` · ${c.last_check.kind}${c.last_check.scope ? ` (${c.last_check.scope})` : ''}: ${c.last_check.message || ''}`)] : null,
       c.proxy ? [h('dt', {}, 'Proxy'), h('dd', { class: 'mono' }, c.proxy)] : null,
+      c.unpriced && c.unpriced.length ? [h('dt', {}, 'Unpriced models'), h('dd', { class: 'unpriced', title: unpricedTitle },
+        badge('no price', 'warn'), ' ', c.unpriced.map((m) => h('span', { class: 'chip mono' }, m)))] : null,
     );
     put(urls, ...c.urls.map((u) => h('li', {}, h('span', { class: 'mono' }, u.url), ' ',
       u.protocols.length ? u.protocols.map((p) => h('span', { class: 'chip' }, p)) : h('span', { class: 'chip' }, 'detect'),

@@ -1,14 +1,12 @@
-package admin
+package adminapi
 
 import (
 	"encoding/json"
 	"time"
-
-	"ccload/engine"
 )
 
 // The types below are the admin API's JSON bodies, shared by the server and
-// Client. They are documented field by field in API.md; the API is stable
+// Client. They are documented field by field in admin/API.md; the API is stable
 // and additive: fields may be added, existing ones keep their name, type and
 // meaning. Every secret appears only as a fingerprint ("sk-a…f3c9").
 
@@ -237,7 +235,11 @@ type Channel struct {
 	// LastCheck is the latest scheduled check (`check:` in the file), null
 	// when the channel has none or it has not run yet. key is a fingerprint,
 	// url is masked.
-	LastCheck *engine.ProbeResult `json:"last_check"`
+	LastCheck *ProbeResult `json:"last_check"`
+	// Unpriced lists the enabled models that have no price: their requests
+	// are logged as unpriced with cost 0, or refused under a cost limit
+	// (routing.unpriced). [] when every model is priced.
+	Unpriced []string `json:"unpriced"`
 }
 
 // Cooldown is one cooling component.
@@ -337,6 +339,7 @@ type LogEntry struct {
 	Cost             float64      `json:"cost"`
 	Stream           bool         `json:"stream"`
 	Incomplete       bool         `json:"incomplete"`
+	Unpriced         bool         `json:"unpriced"` // cost 0 because the model has no price, not because it was free
 	ClientIP         string       `json:"client_ip"`
 	Error            string       `json:"error"`
 }

@@ -1,0 +1,353 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// target is one address the load is driven at: the upstream itself, or a
+// gateway in front of it whose processes are measured.
+type target struct {
+	name string
+	addr string
+	proc *proc // nil for direct: nothing between the client and the mock
+	// adminPassword reaches ccload's pprof endpoint (-pprof).
+	adminPassword string
+	// launch starts the gateway process; restart uses it for a fresh one.
+	launch func() (*proc, error)
+}
+
+// restart replaces the gateway process with a fresh one, so memory is
+// measured from a clean start rather than after earlier scenarios grew
+// the heap.
+func (t *target) restart() error {
+	if t.launch == nil {
+		return nil
+	}
+	t.proc.stop()
+	p, err := t.launch()
+	if err != nil {
+		return err
+	}
+	t.proc = p
+	return nil
+}
+
+// proc is a started child process.
+type proc struct {
+	cmd *exec.Cmd
+	log *os.File
+}
+
+// pids are the process and its direct children (nginx workers).
+func (p *proc) pids() []int {
+	pid := p.cmd.Process.Pid
+	out := []int{pid}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", pid, pid))
+	if err == nil {
+		for _, f := range strings.Fields(string(b)) {
+			if n, err := strconv.Atoi(f); err == nil {
+				out = append(out, n)
+			}
+		}
+	}
+	return out
+}
+
+// cpu is the user+system CPU time of the process and its children so far.
+func (p *proc) cpu() time.Duration {
+	var ticks int64
+	for _, pid := range p.pids() {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			continue
+		}
+		// Fields after the parenthesised command name: state is field 3,
+		// utime 14 and stime 15 (proc(5)).
+		s := string(b)
+		f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
+		u, _ := strconv.ParseInt(f[11], 10, 64)
+		st, _ := strconv.ParseInt(f[12], 10, 64)
+		ticks += u + st
+	}
+	return time.Duration(ticks) * time.Second / clockTicks
+}
+
+// clockTicks is USER_HZ, 100 on every Linux this runs on.
+const clockTicks = 100
+
+// rss is the resident memory of the process and its children, in bytes.
+func (p *proc) rss() int64 {
+	var kb int64
+	for _, pid := range p.pids() {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+				n, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+				kb += n
+			}
+		}
+	}
+	return kb << 10
+}
+
+func (p *proc) stop() {
+	_ = p.cmd.Process.Signal(os.Interrupt) // best effort: Kill follows
+	done := make(chan struct{})
+	go func() { _ = p.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(15 * time.Second):
+		_ = p.cmd.Process.Kill()
+		<-done
+	}
+	p.log.Close()
+}
+
+func (t *target) stop() {
+	if t.proc != nil {
+		t.proc.stop()
+	}
+}
+
+func start(work, name string, args ...string) (*proc, error) {
+	lf, err := os.OpenFile(filepath.Join(work, name+".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Stdout, cmd.Stderr = lf, lf
+	if err := cmd.Start(); err != nil {
+		lf.Close()
+		return nil, fmt.Errorf("start %s: %w", name, err)
+	}
+	return &proc{cmd: cmd, log: lf}, nil
+}
+
+// freeAddr picks a loopback port nobody listens on.
+func freeAddr() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer ln.Close()
+	return ln.Addr().String(), nil
+}
+
+// waitHTTP polls url until it answers with want, or 20 s pass.
+func waitHTTP(url string, want int) error {
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		resp, err := http.Get(url)
+		if err == nil {
+			_, _ = io.Copy(io.Discard, resp.Body) // drained so the connection is reused
+			resp.Body.Close()
+			if resp.StatusCode == want {
+				return nil
+			}
+			err = fmt.Errorf("status %d", resp.StatusCode)
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s not ready: %w", url, err)
+		}
+		time.Sleep(50 * time.Millisecond) // polling a child process that has no readiness signal
+	}
+}
+
+// startUpstream runs this binary again as the mock upstream, so its CPU is
+// nobody's but its own.
+func startUpstream(work string) (*target, error) {
+	addr, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	p, err := start(work, "upstream", self, "-serve-upstream", addr)
+	if err != nil {
+		return nil, err
+	}
+	if err := waitHTTP("http://"+addr+"/v1/models", http.StatusUnauthorized); err != nil {
+		p.stop()
+		return nil, err
+	}
+	return &target{name: "upstream", addr: addr, proc: p}, nil
+}
+
+// benchToken is the client token of the generated ccload config.
+const benchToken = "sk-bench-load"
+
+func startCcload(work, bin, upstream string) (*target, error) {
+	if _, err := os.Stat(bin); err != nil {
+		return nil, fmt.Errorf("ccload binary %s: %w (run make build)", bin, err)
+	}
+	addr, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
+	cfg := filepath.Join(work, "ccload.yaml")
+	if err := os.WriteFile(cfg, []byte(ccloadConfig(addr, upstream, filepath.Join(work, "ccload.db"))), 0o600); err != nil {
+		return nil, err
+	}
+	launch := func() (*proc, error) {
+		p, err := start(work, "ccload", bin, "serve", "-c", cfg, "--no-watch")
+		if err != nil {
+			return nil, err
+		}
+		if err := waitHTTP("http://"+addr+"/health", http.StatusOK); err != nil {
+			p.stop()
+			return nil, err
+		}
+		return p, nil
+	}
+	p, err := launch()
+	if err != nil {
+		return nil, err
+	}
+	return &target{name: "ccload", addr: addr, proc: p, adminPassword: benchAdminPassword, launch: launch}, nil
+}
+
+const benchAdminPassword = "bench-admin"
+
+func ccloadConfig(listen, upstream, db string) string {
+	var models []string
+	for _, m := range benchModels() {
+		models = append(models, strconv.Quote(m))
+	}
+	return fmt.Sprintf(`version: 1
+server:
+  listen: %q
+  admin_password: %q
+  pprof: true
+  # Every benchmark connection comes from 127.0.0.1, up to 10,000 at once.
+  max_conns: 30000
+  max_conns_per_ip: 0
+storage:
+  driver: sqlite
+  dsn: %q
+routing:
+  timeouts: {first_byte: 60s, non_stream: 60s, stream: 0s}
+channels:
+  - name: mock
+    urls:
+      - url: http://%s
+        protocols: [anthropic]
+    keys: ["bench-upstream-key"]
+    models: [%s]
+tokens:
+  - name: bench
+    token: %q
+`, listen, benchAdminPassword, db, upstream, strings.Join(models, ", "), benchToken)
+}
+
+// startNginx runs nginx as a keep-alive reverse proxy with its default
+// response buffering (the mock's streams say X-Accel-Buffering: no, so their
+// events pass at once) and no access log: the least a proxy hop can cost.
+func startNginx(work, upstream string) (*target, error) {
+	bin, err := exec.LookPath("nginx")
+	if err != nil {
+		if _, serr := os.Stat("/usr/sbin/nginx"); serr != nil {
+			return nil, errors.New("nginx is not installed (apt-get install nginx-light)")
+		}
+		bin = "/usr/sbin/nginx"
+	}
+	addr, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
+	dir := filepath.Join(work, "nginx")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	conf := fmt.Sprintf(`worker_processes auto;
+worker_rlimit_nofile %[4]d;
+pid %[1]s/nginx.pid;
+error_log %[1]s/error.log warn;
+user root;
+events { worker_connections 24000; }
+http {
+  access_log off;
+  client_body_temp_path %[1]s/body;
+  proxy_temp_path %[1]s/proxy;
+  fastcgi_temp_path %[1]s/fastcgi;
+  uwsgi_temp_path %[1]s/uwsgi;
+  scgi_temp_path %[1]s/scgi;
+  upstream mock { server %[2]s; keepalive 512; }
+  server {
+    listen %[3]s backlog=4096;
+    location / {
+      proxy_pass http://mock;
+      proxy_http_version 1.1;
+      proxy_set_header Connection "";
+      proxy_buffering on;
+      proxy_read_timeout 120s;
+    }
+  }
+}
+`, dir, upstream, addr, noFile())
+	cf := filepath.Join(dir, "nginx.conf")
+	if err := os.WriteFile(cf, []byte(conf), 0o644); err != nil {
+		return nil, err
+	}
+	launch := func() (*proc, error) {
+		p, err := start(work, "nginx", bin, "-p", dir, "-c", cf, "-g", "daemon off;")
+		if err != nil {
+			return nil, err
+		}
+		if err := waitHTTP("http://"+addr+"/v1/models", http.StatusUnauthorized); err != nil {
+			p.stop()
+			return nil, err
+		}
+		return p, nil
+	}
+	p, err := launch()
+	if err != nil {
+		return nil, err
+	}
+	return &target{name: "nginx", addr: addr, proc: p, launch: launch}, nil
+}
+
+// profile starts a CPU profile of ccload through its admin pprof endpoint
+// and returns a func that waits for it and saves it in the work directory.
+func (t *target) profile(work string, d time.Duration) func() error {
+	done := make(chan error, 1)
+	go func() {
+		req, _ := http.NewRequest(http.MethodGet, fmt.Sprintf("http://%s/admin/debug/pprof/profile?seconds=%d", t.addr, int(d.Seconds())), nil)
+		req.Header.Set("Authorization", "Bearer "+t.adminPassword)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			done <- err
+			return
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			done <- fmt.Errorf("pprof: status %d", resp.StatusCode)
+			return
+		}
+		path := filepath.Join(work, "ccload.cpu.pprof")
+		f, err := os.Create(path)
+		if err != nil {
+			done <- err
+			return
+		}
+		_, err = io.Copy(f, resp.Body)
+		f.Close()
+		fmt.Fprintln(os.Stderr, "CPU profile:", path)
+		done <- err
+	}()
+	return func() error { return <-done }
+}

@@ -1,0 +1,174 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"ccload/protocol"
+)
+
+// otherBodyLimit bounds request bodies outside the proxy endpoints (admin
+// API, login, dashboard): none of them takes more than a small JSON object.
+const otherBodyLimit = 1 << 20
+
+// forever stands for "no timeout" where fasthttp reads zero as "use the
+// server-wide value".
+const forever = 100 * 365 * 24 * time.Hour
+
+// NewServer builds the HTTP server around handler (Engine.Handler, with the
+// admin API and dashboard mounted) with the limits of server: (issue 16):
+// a header read timeout for every connection, a body read timeout and the
+// token check before any large body is read, a write deadline on proxy
+// responses, connection caps overall and per peer, and errors that never
+// echo the raw request. The connection caps and header timeout are read
+// once, at start; body limits and timeouts follow reloads.
+func (e *Engine) NewServer(handler fasthttp.RequestHandler) *fasthttp.Server {
+	snap := e.cfg.Current()
+	lim := snap.Server.Limits
+	return &fasthttp.Server{
+		Handler:            handler,
+		Name:               "ccload",
+		MaxRequestBodySize: int(snap.Server.MaxBodyBytes),
+		HeaderReceived:     e.headerReceived,
+		ErrorHandler:       e.ErrorHandler,
+		ReadTimeout:        lim.HeaderTimeout.D(),
+		IdleTimeout:        2 * time.Minute,
+		Concurrency:        lim.MaxConns,
+		MaxConnsPerIP:      lim.MaxConnsPerIP,
+		// fasthttp would otherwise quote the raw request (client token
+		// included) in its error messages and logs.
+		SecureErrorLogMessage: true,
+		Logger:                serverLogger{e.log},
+		CloseOnShutdown:       true,
+	}
+}
+
+// headerReceived runs once a request's headers are in, before any of its
+// body is read. A proxy request without a valid token may send no body at
+// all (fasthttp then fails it with ErrBodyTooLarge and ErrorHandler answers
+// 401), so unauthenticated connections cost nothing however much they
+// announce.
+func (e *Engine) headerReceived(h *fasthttp.RequestHeader) fasthttp.RequestConfig {
+	snap := e.cfg.Current()
+	lim := snap.Server.Limits
+	conf := fasthttp.RequestConfig{ReadTimeout: orForever(lim.BodyTimeout.D()), MaxRequestBodySize: int(snap.Server.MaxBodyBytes)}
+	u := fasthttp.AcquireURI()
+	defer fasthttp.ReleaseURI(u)
+	if err := u.Parse(nil, h.RequestURI()); err != nil {
+		conf.MaxRequestBodySize = 1
+		return conf
+	}
+	if _, ok := parseEndpoint(string(h.Method()), string(u.Path()), false); !ok {
+		conf.MaxRequestBodySize = min(conf.MaxRequestBodySize, otherBodyLimit)
+		return conf
+	}
+	conf.WriteTimeout = lim.StreamWriteTimeout.D()
+	if authenticate(snap, tokenFrom(h, u.QueryArgs())) == nil {
+		conf.MaxRequestBodySize = 1
+	}
+	return conf
+}
+
+func orForever(d time.Duration) time.Duration {
+	if d <= 0 {
+		return forever
+	}
+	return d
+}
+
+// ErrorHandler answers fasthttp's own request errors (a body over the
+// limit, a read timeout, a malformed request) in the caller's protocol
+// shape; set it as fasthttp.Server.ErrorHandler. The message never quotes
+// fasthttp's error, which may hold the raw request. A caller with a valid
+// token gets a log row with the reason, like every other rejected request.
+func (e *Engine) ErrorHandler(ctx *fasthttp.RequestCtx, err error) {
+	ep, ok := parseEndpoint("POST", string(ctx.Path()), false)
+	if !ok {
+		ep.family = protocol.OpenAI
+	}
+	snap := e.cfg.Current()
+	tok := authenticate(snap, clientToken(ctx))
+	ce := &clientError{Status: fasthttp.StatusBadRequest, Msg: "malformed HTTP request"}
+	var ne net.Error
+	switch {
+	case errors.Is(err, fasthttp.ErrBodyTooLarge) && ok && tok == nil:
+		e.unauthorized.Add(1)
+		ce = &clientError{Status: fasthttp.StatusUnauthorized, Msg: "missing or invalid ccload token"}
+	case errors.Is(err, fasthttp.ErrBodyTooLarge):
+		ce = &clientError{Status: fasthttp.StatusRequestEntityTooLarge,
+			Msg: fmt.Sprintf("request body is over the server.max_body_bytes limit (%d bytes)", int64(snap.Server.MaxBodyBytes))}
+	case errors.As(err, &ne) && ne.Timeout():
+		ce = &clientError{Status: fasthttp.StatusRequestTimeout, Msg: "request not received within server.header_timeout / server.body_timeout"}
+	}
+	if !ok || tok == nil {
+		writeError(ctx, ep.family, ce)
+		return
+	}
+	r := e.newRequest(ctx, ep, snap, tok)
+	e.inflight.Add(1)
+	e.reject(ctx, r, ce)
+}
+
+// badPath reports a request path with dot segments ("/..", "/.", also
+// percent-encoded) or an encoded slash. fasthttp would normalise
+// /v1beta/models/../../admin/x into the admin API; no client of ours sends
+// such a path, so it is refused instead of resolved.
+func badPath(raw []byte) bool {
+	p := string(raw)
+	if i := strings.IndexByte(p, '?'); i >= 0 {
+		p = p[:i]
+	}
+	for seg := range strings.SplitSeq(p, "/") {
+		s, err := url.PathUnescape(seg)
+		if err != nil || s == "." || s == ".." || strings.ContainsAny(s, "/\\") {
+			return true
+		}
+	}
+	return false
+}
+
+// serverLogger sends fasthttp's own messages to the engine's log. Errors
+// are reduced to their class: fasthttp quotes the request URI (which may
+// carry ?key=) and header lines in them even with SecureErrorLogMessage.
+type serverLogger struct{ log *slog.Logger }
+
+func (l serverLogger) Printf(format string, args ...any) {
+	safe := make([]any, len(args))
+	for i, a := range args {
+		switch v := a.(type) {
+		case error:
+			safe[i] = errorClass(v)
+		case string: // connection addresses; anything longer may be request text
+			if len(v) > 64 {
+				v = "…"
+			}
+			safe[i] = v
+		case int, int64, uint64, time.Duration:
+			safe[i] = v
+		default:
+			safe[i] = "?"
+		}
+	}
+	l.log.Info("http server", "msg", fmt.Sprintf(format, safe...))
+}
+
+// errorClass names a request error without quoting any of the request.
+func errorClass(err error) string {
+	var ne net.Error
+	switch {
+	case errors.Is(err, fasthttp.ErrBodyTooLarge):
+		return "request body over the limit"
+	case errors.As(err, &ne) && ne.Timeout():
+		return "read or write timeout"
+	case errors.Is(err, net.ErrClosed):
+		return "connection closed"
+	}
+	return "malformed request"
+}

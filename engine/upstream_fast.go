@@ -1,0 +1,203 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"math"
+	"net"
+	"net/netip"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/valyala/fasthttp"
+)
+
+// fastUpstream is the HTTP/1.1 client for plain http:// upstreams without a
+// proxy. Its answers stream (StreamResponseBody), so an SSE body is relayed
+// as it arrives, and a stream can be closed from another goroutine while a
+// Read waits, which is how a timer or a departed client stops an attempt.
+type fastUpstream struct {
+	client *fasthttp.Client
+	// conns are the open connections by address pair, so the read deadline
+	// that bounded the wait for headers can be lifted once they arrived
+	// (fasthttp keeps it for the body otherwise).
+	conns sync.Map // connKey -> net.Conn
+}
+
+type connKey struct{ local, remote netip.AddrPort }
+
+func newFastUpstream() *fastUpstream {
+	f := &fastUpstream{}
+	dialer := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
+	f.client = &fasthttp.Client{
+		DialTimeout: func(addr string, timeout time.Duration) (net.Conn, error) {
+			d := *dialer
+			if timeout > 0 && timeout < d.Timeout {
+				d.Timeout = timeout
+			}
+			c, err := d.Dial("tcp", addr)
+			if err != nil {
+				return nil, err
+			}
+			return f.track(c), nil
+		},
+		NoDefaultUserAgentHeader: true, // the client's User-Agent or none, as with net/http's forwarding
+		DisablePathNormalizing:   true, // send the path exactly as built (Gemini's ":streamGenerateContent")
+		MaxConnsPerHost:          math.MaxInt32,
+		MaxIdleConnDuration:      90 * time.Second,
+		StreamResponseBody:       true,
+		// A keep-alive connection the upstream closed while idle fails the
+		// next request before any byte of an answer; net/http resends in
+		// that case and so does this, once.
+		MaxIdemponentCallAttempts: 2,
+		RetryIfErr: func(_ *fasthttp.Request, attempts int, err error) (bool, bool) {
+			return false, attempts == 1 && staleConn(err)
+		},
+	}
+	return f
+}
+
+func staleConn(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, fasthttp.ErrConnectionClosed) || errors.Is(err, syscall.EPIPE)
+}
+
+// do sends one attempt and returns once the response headers are in.
+func (f *fastUpstream) do(rq upstreamRequest) (*upstreamResponse, error) {
+	if err := rq.ctx.Err(); err != nil {
+		return nil, context.Cause(rq.ctx)
+	}
+	req := fasthttp.AcquireRequest()
+	defer fasthttp.ReleaseRequest(req)
+	req.SetRequestURI(rq.url)
+	req.Header.SetMethod(fasthttp.MethodPost)
+	rq.header(&req.Header)
+	req.SetBodyRaw(rq.body) // no copy: rq.body outlives Do
+
+	resp := fasthttp.AcquireResponse()
+	var err error
+	if rq.headerBy.IsZero() {
+		err = f.client.Do(req, resp)
+	} else {
+		err = f.client.DoDeadline(req, resp, rq.headerBy)
+		if err == nil {
+			// The body is bounded by the attempt's timers, not this deadline.
+			f.clearReadDeadline(resp)
+		}
+	}
+	if err != nil {
+		fasthttp.ReleaseResponse(resp)
+		if cause := context.Cause(rq.ctx); cause != nil {
+			return nil, cause
+		}
+		return nil, err
+	}
+	b := &fastBody{ctx: rq.ctx}
+	if s, ok := resp.BodyStream().(fasthttp.ReadCloserWithError); ok {
+		b.stream, b.rd = s, s
+	} else {
+		b.rd = bytes.NewReader(resp.Body())
+	}
+	b.stop = context.AfterFunc(rq.ctx, b.interrupt)
+	return &upstreamResponse{StatusCode: resp.StatusCode(), Header: fastHeader{&resp.Header}, Body: b, ctx: rq.ctx}, nil
+}
+
+// track registers a new connection under its address pair.
+func (f *fastUpstream) track(c net.Conn) net.Conn {
+	key, ok := keyOf(c.LocalAddr(), c.RemoteAddr())
+	if !ok {
+		return c
+	}
+	tc := &trackedConn{Conn: c, forget: func() { f.conns.Delete(key) }}
+	f.conns.Store(key, tc)
+	return tc
+}
+
+func (f *fastUpstream) clearReadDeadline(resp *fasthttp.Response) {
+	key, ok := keyOf(resp.LocalAddr(), resp.RemoteAddr())
+	if !ok {
+		return
+	}
+	if c, ok := f.conns.Load(key); ok {
+		_ = c.(net.Conn).SetReadDeadline(time.Time{}) // a closed conn fails the next Read anyway
+	}
+}
+
+func keyOf(local, remote net.Addr) (connKey, bool) {
+	l, ok1 := local.(*net.TCPAddr)
+	r, ok2 := remote.(*net.TCPAddr)
+	if !ok1 || !ok2 {
+		return connKey{}, false
+	}
+	return connKey{l.AddrPort(), r.AddrPort()}, true
+}
+
+// trackedConn leaves the registry when closed.
+type trackedConn struct {
+	net.Conn
+	once   sync.Once
+	forget func()
+}
+
+func (c *trackedConn) Close() error {
+	c.once.Do(c.forget)
+	return c.Conn.Close()
+}
+
+// fastHeader reads a fasthttp response header like http.Header.Get.
+type fastHeader struct{ h *fasthttp.ResponseHeader }
+
+func (h fastHeader) Get(k string) string { return string(h.h.Peek(k)) }
+
+// fastBody is a fasthttp response body as an io.ReadCloser. When the
+// attempt's context ends, the stream is closed under a waiting Read (which
+// then fails with the context's cause) and the connection is dropped.
+type fastBody struct {
+	rd     io.Reader
+	stream fasthttp.ReadCloserWithError // nil when the body came whole
+	ctx    context.Context
+	stop   func() bool
+
+	mu     sync.Mutex
+	closed bool
+}
+
+func (b *fastBody) Read(p []byte) (int, error) {
+	n, err := b.rd.Read(p)
+	if err != nil && err != io.EOF {
+		if cause := context.Cause(b.ctx); cause != nil {
+			err = cause
+		}
+	}
+	return n, err
+}
+
+// interrupt runs when the attempt's context ends.
+func (b *fastBody) interrupt() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !b.closed && b.stream != nil {
+		_ = b.stream.CloseWithError(context.Cause(b.ctx)) // always nil
+	}
+}
+
+// Close hands a fully read connection back to the pool, or drops one
+// whose body was not read to its end. The response itself is left to the
+// garbage collector rather than returned to fasthttp's pool: callers read
+// its headers after closing the body (to classify an error, to copy them
+// to the client), and a pooled response would by then be another's.
+func (b *fastBody) Close() error {
+	b.stop()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return nil
+	}
+	b.closed = true
+	if b.stream != nil {
+		_ = b.stream.CloseWithError(nil) // always nil
+	}
+	return nil
+}

@@ -1,0 +1,162 @@
+package engine_test
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"ccload/config"
+	"ccload/engine"
+	"ccload/engine/failure"
+	"ccload/mockupstream"
+	"ccload/store"
+)
+
+// Plain http:// upstreams go through the fasthttp client, everything else
+// through net/http (engine.Options.Transport forces it here, as a proxy or
+// https would). Both must answer, stream, time out and retry the same way.
+func TestUpstreamClientsBehaveAlike(t *testing.T) {
+	for _, name := range []string{"fasthttp", "net/http"} {
+		t.Run(name, func(t *testing.T) {
+			var rt http.RoundTripper
+			if name == "net/http" {
+				rt = http.DefaultTransport.(*http.Transport).Clone()
+			}
+			m, u := startMock(t, mockupstream.Options{Script: func(r *mockupstream.Recorded) mockupstream.Reply {
+				rep := mockupstream.DefaultReply(r)
+				if r.Model == "slow" {
+					rep.FirstByteDelay = 5 * time.Second
+				}
+				return rep
+			}})
+			url := startWithTransport(t, strings.NewReplacer("{{URL}}", u).Replace(clientsConfig), rt)
+			h := map[string]string{"x-api-key": testToken, "anthropic-version": "2023-06-01", "anthropic-beta": "b1"}
+
+			resp, body := post(t, url+"/v1/messages", `{"model":"m1","max_tokens":8,"messages":[{"role":"user","content":"hi"}]}`, h)
+			if resp.StatusCode != 200 || !strings.Contains(body, mockupstream.DefaultText) {
+				t.Fatalf("non-stream: %d %s", resp.StatusCode, body)
+			}
+			resp, body = post(t, url+"/v1/messages", `{"model":"m1","max_tokens":8,"stream":true,"messages":[{"role":"user","content":"hi"}]}`, h)
+			if resp.StatusCode != 200 || !strings.Contains(body, "message_stop") {
+				t.Fatalf("stream: %d %s", resp.StatusCode, body)
+			}
+			rec := m.Requests()
+			if len(rec) != 2 || rec[0].Key != "upstream-key-0001" || rec[0].Header.Get("anthropic-beta") != "b1" ||
+				rec[0].Header.Get("x-api-key") != "upstream-key-0001" || rec[1].Header.Get("Accept") != "text/event-stream" {
+				t.Fatalf("upstream saw %+v", rec)
+			}
+
+			resp, body = post(t, url+"/v1/messages", `{"model":"slow","max_tokens":8,"messages":[{"role":"user","content":"hi"}]}`, h)
+			if resp.StatusCode != 504 || !strings.Contains(body, "timeout") {
+				t.Fatalf("slow first byte: %d %s", resp.StatusCode, body)
+			}
+		})
+	}
+}
+
+// An upstream that closes an idle keep-alive connection must not fail the
+// next request that picks it from the pool: fasthttp resends once, as
+// net/http does.
+func TestFastUpstreamResendsOnStaleKeepAlive(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	body := `{"id":"msg_1","type":"message","role":"assistant","model":"m1","content":[{"type":"text","text":"ok"}],"stop_reason":"end_turn","usage":{"input_tokens":1,"output_tokens":1}}`
+	served := make(chan struct{}, 8)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				br := bufio.NewReader(c)
+				var req fasthttp.Request
+				if err := req.Read(br); err != nil {
+					return
+				}
+				// Answer keep-alive, then close at once: the connection
+				// goes back to the client's pool already dead.
+				io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: "+strconv.Itoa(len(body))+"\r\n\r\n"+body)
+				served <- struct{}{}
+			}()
+		}
+	}()
+	url := startWithTransport(t, strings.NewReplacer("{{URL}}", "http://"+ln.Addr().String()).Replace(clientsConfig), nil)
+	h := map[string]string{"x-api-key": testToken}
+	for i := range 3 {
+		resp, got := post(t, url+"/v1/messages", `{"model":"m1","max_tokens":8,"messages":[{"role":"user","content":"hi"}]}`, h)
+		if resp.StatusCode != 200 || !strings.Contains(got, `"text":"ok"`) {
+			t.Fatalf("request %d: %d %s", i, resp.StatusCode, got)
+		}
+		<-served
+	}
+}
+
+const clientsConfig = `version: 1
+server: {admin_password: test}
+storage: {driver: sqlite, dsn: ":memory:"}
+routing:
+  timeouts: {first_byte: 300ms}
+  max_attempts: 1
+channels:
+  - name: a
+    urls: [{url: "{{URL}}", protocols: [anthropic]}]
+    keys: [upstream-key-0001]
+    models: [m1, slow]
+tokens:
+  - name: tester
+    token_sha256: "{{TOKEN_SHA}}"
+`
+
+// startWithTransport serves yaml with the given upstream transport (nil:
+// the engine's own choice) and returns the gateway's base URL.
+func startWithTransport(t *testing.T, yaml string, rt http.RoundTripper) string {
+	t.Helper()
+	file := t.TempDir() + "/ccload.yaml"
+	yaml = strings.ReplaceAll(yaml, "{{TOKEN_SHA}}", sha256hex(testToken))
+	if err := os.WriteFile(file, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	src, err := config.Open(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.Open(context.Background(), "sqlite", ":memory:")
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := store.NewWriter(st, store.WriterOptions{})
+	eng := engine.New(engine.Options{Config: src, Logs: logs, Transport: rt})
+	srv := &fasthttp.Server{Handler: eng.Handler(nil), ErrorHandler: eng.ErrorHandler}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(ln)
+	t.Cleanup(func() {
+		srv.Shutdown()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		logs.Close(ctx)
+		st.Close()
+		for _, e := range eng.Cooldowns().List() {
+			if e.Key.Scope == failure.ScopeURL && e.Kind != failure.KindTimeout {
+				t.Errorf("URL cooled by %s: %+v", e.Kind, e)
+			}
+		}
+	})
+	return "http://" + ln.Addr().String()
+}

@@ -1,0 +1,161 @@
+package securitytest
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"ccload/cmd"
+	"ccload/store"
+)
+
+// token is the client token every test config accepts.
+const token = "sk-ccload-security-token-0123456789"
+
+// channelKey is the upstream key of every test channel: a leak of it in
+// any output is what the redaction tests look for.
+const channelKey = "sk-upstream-secret-KEY-9f8e7d6c5b4a"
+
+// adminPassword is the dashboard password of every test config.
+const adminPassword = "admin-pw-Security-1"
+
+// syncBuffer is a bytes.Buffer safe for the server's log writer and the test.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// server is a running `ccload serve`.
+type server struct {
+	URL    string
+	Addr   string
+	Dir    string
+	File   string
+	DB     string
+	Stderr *syncBuffer
+	stop   func()
+}
+
+// config builds a config file: server keys (YAML lines under server:,
+// indented two spaces) and one Anthropic channel "a" at upstream serving
+// model claude-x, plus extra YAML appended at the end.
+func config(serverKeys, upstream, extra string) string {
+	sum := sha256.Sum256([]byte(token))
+	return `version: 1
+server:
+  listen: "127.0.0.1:0"
+  admin_password: "` + adminPassword + `"
+` + serverKeys + `
+storage: {driver: sqlite, dsn: "{{DB}}"}
+channels:
+  - name: a
+    urls: [{url: "` + upstream + `", protocols: [anthropic, openai, responses, gemini]}]
+    keys: [` + channelKey + `]
+    models: [claude-x, gemini-x, gpt-x]
+tokens:
+  - {name: t, token_sha256: ` + hex.EncodeToString(sum[:]) + `}
+` + extra
+}
+
+// start writes yaml ({{DB}} replaced) and runs serve until the test ends.
+func start(t *testing.T, yaml string) *server {
+	t.Helper()
+	dir := t.TempDir()
+	db := filepath.Join(dir, "data", "ccload.db")
+	yaml = strings.ReplaceAll(yaml, "{{DB}}", db)
+	file := filepath.Join(dir, "ccload.yaml")
+	if err := os.WriteFile(file, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	errb := &syncBuffer{}
+	ctx, cancel := context.WithCancel(context.Background())
+	addr := make(chan string, 1)
+	done := make(chan error, 1)
+	io := cmd.IOStreams{In: strings.NewReader(""), Out: io.Discard, Err: errb}
+	go func() {
+		done <- cmd.Serve(ctx, &cmd.ServeOptions{IO: io, Config: file, Grace: 2 * time.Second, NoWatch: true,
+			Ready: func(a string) { addr <- a }})
+	}()
+	s := &server{Dir: dir, File: file, DB: db, Stderr: errb}
+	select {
+	case a := <-addr:
+		s.Addr, s.URL = a, "http://"+a
+	case err := <-done:
+		cancel()
+		t.Fatalf("serve exited: %v\n%s", err, errb)
+	}
+	var once sync.Once
+	s.stop = func() { once.Do(func() { cancel(); <-done }) }
+	t.Cleanup(s.stop)
+	return s
+}
+
+// do sends one request and returns the status and body.
+func do(t *testing.T, method, url, body string, header map[string]string) (*http.Response, string) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp, string(b)
+}
+
+// logs waits until the server has written at least n request rows and
+// returns them, newest first, read from its SQLite file.
+func (s *server) logs(t *testing.T, n int) []store.LogRow {
+	t.Helper()
+	st, err := store.Open(context.Background(), "sqlite", s.DB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		rows, err := st.QueryLogs(context.Background(), store.LogQuery{Limit: 100})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rows) >= n {
+			return rows
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("got %d log rows, want %d", len(rows), n)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+const anthropicBody = `{"model":"claude-x","max_tokens":8,"messages":[{"role":"user","content":"hi"}]}`
