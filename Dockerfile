@@ -6,7 +6,11 @@ COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
 # modernc.org/sqlite is pure Go, so the binary is static with CGO off.
-RUN CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o /out/ccload . \
+# `ccload version` shows COMMIT and DATE:
+#   docker build --build-arg COMMIT=$(git rev-parse HEAD) --build-arg DATE=$(date -u +%FT%TZ) .
+ARG COMMIT=
+ARG DATE=
+RUN CGO_ENABLED=0 go build -trimpath -ldflags="-s -w -X main.commit=${COMMIT} -X main.date=${DATE}" -o /out/ccload . \
  && mkdir -p /out/data
 
 FROM gcr.io/distroless/static-debian12:nonroot

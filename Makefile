@@ -6,11 +6,15 @@ PKGS      ?= ./...
 CCLOAD_TEST_POSTGRES ?= postgres://postgres@127.0.0.1:5432/test?sslmode=disable
 CCLOAD_TEST_MYSQL    ?= root@tcp(127.0.0.1:3306)/test
 export CCLOAD_TEST_POSTGRES CCLOAD_TEST_MYSQL
+# `ccload version` shows these (main.commit, main.date).
+COMMIT    ?= $(shell git rev-parse HEAD 2>/dev/null)
+DATE      ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
+LDFLAGS   ?= -X main.commit=$(COMMIT) -X main.date=$(DATE)
 
 .PHONY: build test test-short test-web test-clients demo lint bench bench-load clean soak
 
 build:
-	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN) .
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN) .
 
 test: lint
 	$(GO) test -race -count=1 -timeout 15m $(PKGS)

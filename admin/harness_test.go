@@ -10,13 +10,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/valyala/fasthttp"
 
 	"ccload/admin"
+	"ccload/clock"
 	"ccload/config"
 	"ccload/engine"
 	"ccload/engine/cooldown"
@@ -72,30 +72,12 @@ tokens:
     expires: 2030-01-01
 `
 
-// fakeClock is a settable clock shared by the engine, cooldowns and admin.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
-
 var epoch = time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
 
 // env is a real gateway with its admin API on a loopback port.
 type env struct {
 	URL    string
-	Clock  *fakeClock
+	Clock  *clock.Fake
 	Src    *config.Source
 	Store  store.Store
 	Logs   *store.Writer
@@ -134,12 +116,12 @@ func start(t *testing.T) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	clock := &fakeClock{t: epoch}
+	clk := clock.NewFake(epoch) // shared by the engine, cooldowns and admin
 	logs := store.NewWriter(st, store.WriterOptions{FlushEvery: 10 * time.Millisecond})
-	cds := cooldown.New(clock, engine.StorePersister(st))
+	cds := cooldown.New(clk, engine.StorePersister(st))
 	metrics := admin.NewMetrics(src)
-	eng := engine.New(engine.Options{Config: src, Logs: metrics.Sink(logs), Cooldowns: cds, Clock: clock})
-	adm := admin.New(admin.Options{Config: src, Engine: eng, Store: st, Logs: logs, Metrics: metrics, Clock: clock,
+	eng := engine.New(engine.Options{Config: src, Logs: metrics.Sink(logs), Cooldowns: cds, Clock: clk})
+	adm := admin.New(admin.Options{Config: src, Engine: eng, Store: st, Logs: logs, Metrics: metrics, Clock: clk,
 		KeepAlive: 50 * time.Millisecond})
 	srv := &fasthttp.Server{
 		Handler: eng.Handler(func(ctx *fasthttp.RequestCtx) {
@@ -163,7 +145,7 @@ func start(t *testing.T) *env {
 		cds.Close()
 		st.Close()
 	})
-	return &env{URL: "http://" + ln.Addr().String(), Clock: clock, Src: src, Store: st, Logs: logs,
+	return &env{URL: "http://" + ln.Addr().String(), Clock: clk, Src: src, Store: st, Logs: logs,
 		Engine: eng, Admin: adm, Mock: m}
 }
 

@@ -205,12 +205,13 @@ var (
 	descWritten      = prometheus.NewDesc("ccload_log_rows_written_total", "Log rows written to the database.", nil, nil)
 	descDropped      = prometheus.NewDesc("ccload_log_rows_dropped_total", "Log rows lost, by reason: queue_full (dropped on a full queue), rejected (refused by the database), unwritten (still queued at shutdown).", []string{"reason"}, nil)
 	descWriteErrors  = prometheus.NewDesc("ccload_log_write_errors_total", "Failed log batch writes, retries included.", nil, nil)
+	descDegraded     = prometheus.NewDesc("ccload_storage_degraded", "1 while log writes are failing (the database is down or refusing them; rows wait in memory), 0 otherwise.", nil, nil)
 	descEvDropped    = prometheus.NewDesc("ccload_events_dropped_total", "Request events lost to slow /admin/events subscribers.", nil, nil)
 )
 
 func (g gauges) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descInFlight, descUnauthorized, descCooldowns, descPaused, descCheckOK, descReloadOK,
-		descReloadTime, descReloads, descQueue, descWritten, descDropped, descWriteErrors, descEvDropped} {
+		descReloadTime, descReloads, descQueue, descWritten, descDropped, descWriteErrors, descEvDropped, descDegraded} {
 		ch <- d
 	}
 }
@@ -271,6 +272,11 @@ func (g gauges) Collect(ch chan<- prometheus.Metric) {
 		counter(descDropped, float64(ws.Rejected), "rejected")
 		counter(descDropped, float64(ws.Unwritten), "unwritten")
 		counter(descWriteErrors, float64(ws.WriteErrors))
+		degraded := 0.0
+		if ws.Degraded() {
+			degraded = 1
+		}
+		gauge(descDegraded, degraded)
 	}
 	counter(descEvDropped, float64(s.eng.Events().Dropped()))
 }

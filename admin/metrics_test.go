@@ -104,6 +104,7 @@ func TestMetrics(t *testing.T) {
 		{"ccload_log_rows_written_total", nil, 4},
 		{"ccload_log_rows_dropped_total", []string{"reason=queue_full"}, 0},
 		{"ccload_log_queue_depth", nil, 0},
+		{"ccload_storage_degraded", nil, 0},
 		{"ccload_events_dropped_total", nil, 0},
 	}
 	for _, c := range checks {

@@ -24,6 +24,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"ccload/adminapi"
+	"ccload/clock"
 	"ccload/config"
 	"ccload/engine"
 	"ccload/engine/cooldown"
@@ -56,13 +57,6 @@ type LogStats interface {
 	Stats() store.WriterStats
 }
 
-// Clock is the time source; tests inject a fake one.
-type Clock interface{ Now() time.Time }
-
-type wallClock struct{}
-
-func (wallClock) Now() time.Time { return time.Now() }
-
 // Options wires a Server. Config, Engine and Store are required.
 type Options struct {
 	Config Config
@@ -73,7 +67,7 @@ type Options struct {
 	// log sink with Metrics.Sink so it sees every request. nil: New makes
 	// one, whose request counters stay at zero.
 	Metrics *Metrics
-	Clock   Clock        // nil = wall clock
+	Clock   clock.Clock  // nil = wall clock
 	Logger  *slog.Logger // nil = slog.Default()
 	// KeepAlive is the interval of the comment /admin/events sends so that
 	// proxies keep the stream open and a gone client is noticed (15 s).
@@ -100,7 +94,7 @@ type Server struct {
 	st      store.Store
 	logs    LogStats
 	metrics *Metrics
-	clock   Clock
+	clock   clock.Clock
 	log     *slog.Logger
 
 	keepAlive  time.Duration
@@ -122,7 +116,7 @@ func New(opts Options) *Server {
 		keepAlive: opts.KeepAlive, done: make(chan struct{}),
 	}
 	if s.clock == nil {
-		s.clock = wallClock{}
+		s.clock = clock.Wall{}
 	}
 	if s.log == nil {
 		s.log = slog.Default()

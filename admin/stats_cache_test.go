@@ -10,20 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"ccload/clock"
 	"ccload/store"
 )
-
-type testClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *testClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *testClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
 
 func openTestStore(tb testing.TB) store.Store {
 	tb.Helper()
@@ -80,7 +69,7 @@ func resultJSON(t testing.TB, acc *series, until time.Time) string {
 // exactly the JSON of one uncached read.
 func TestStatsCacheMatchesUncached(t *testing.T) {
 	st := openTestStore(t)
-	clk := &testClock{t: time.Date(2026, 5, 6, 7, 8, 9, 0, time.UTC)}
+	clk := clock.NewFake(time.Date(2026, 5, 6, 7, 8, 9, 0, time.UTC))
 	s := &Server{st: st, clock: clk}
 	r := rand.New(rand.NewPCG(1, 2))
 	ctx := context.Background()
@@ -128,7 +117,7 @@ func TestStatsCacheMatchesUncached(t *testing.T) {
 // cache agrees with an uncached read.
 func TestStatsCacheConcurrent(t *testing.T) {
 	st := openTestStore(t)
-	clk := &testClock{t: time.Date(2026, 5, 6, 7, 8, 9, 0, time.UTC)}
+	clk := clock.NewFake(time.Date(2026, 5, 6, 7, 8, 9, 0, time.UTC))
 	s := &Server{st: st, clock: clk}
 	ctx := context.Background()
 	keys := []statsKey{{24 * time.Hour, 5 * time.Minute}, {time.Hour, time.Minute}}
@@ -178,7 +167,7 @@ func TestStatsCacheConcurrent(t *testing.T) {
 func BenchmarkStats24h(b *testing.B) {
 	st := openTestStore(b)
 	now := time.Date(2026, 5, 6, 7, 8, 9, 0, time.UTC)
-	clk := &testClock{t: now}
+	clk := clock.NewFake(now)
 	r := rand.New(rand.NewPCG(3, 4))
 	ctx := context.Background()
 	for range 100 {

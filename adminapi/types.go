@@ -104,6 +104,7 @@ type StorageView struct {
 	Driver       string `json:"driver" yaml:"driver"`
 	DSN          string `json:"dsn" yaml:"dsn"` // fingerprint
 	LogRetention string `json:"log_retention" yaml:"log_retention"`
+	LogQueue     int    `json:"log_queue" yaml:"log_queue"`
 }
 
 // RoutingView is `routing:`.

@@ -118,7 +118,9 @@ func runCell(t *testing.T, dir string, r *rig, rec *recorder, c cell) bool {
 		fail("the mock saw %d request(s) for the tool turn, want the call and the result", len(reqs))
 	}
 	if !ok {
-		t.Logf("stdout:\n%s\nstderr:\n%s\nmock saw %d request(s): %s", tail(out.stdout, 20), tail(out.stderr, 30), len(reqs), paths(reqs))
+		serveLog, _ := os.ReadFile(filepath.Join(r.dir, "serve.log")) // shared by the runs: its tail, for context
+		t.Logf("stdout:\n%s\nstderr:\n%s\nmock saw %d request(s): %s\nccload serve log:\n%s",
+			tail(out.stdout, 20), tail(out.stderr, 30), len(reqs), paths(reqs), tail(string(serveLog), 10))
 	}
 	return ok
 }

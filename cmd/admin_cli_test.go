@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"ccload/adminapi"
+	"ccload/clock"
 	"ccload/mockupstream"
 )
 
@@ -62,17 +63,6 @@ tokens:
     expires: "2030-01-01T00:00:00Z"
 `
 
-type stoppedClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *stoppedClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
 var cliEpoch = time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
 
 // cliServer is `ccload serve` (serveRun) on a loopback port with a stopped
@@ -103,7 +93,7 @@ func startCLIServer(t *testing.T) *cliServer {
 	done := make(chan error, 1)
 	go func() {
 		done <- serveRun(ctx, &ServeOptions{IO: io, Config: file, Grace: 5 * time.Second,
-			Clock: &stoppedClock{t: cliEpoch}, Ready: func(a string) { addr <- a }})
+			Clock: clock.NewFake(cliEpoch), Ready: func(a string) { addr <- a }})
 	}()
 	t.Cleanup(func() {
 		cancel()

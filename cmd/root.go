@@ -37,6 +37,8 @@ type Factory struct {
 	// LookupEnv reads the environment (CCLOAD_SERVER, CCLOAD_PASS and the
 	// config's ${VAR}s); nil means os.LookupEnv.
 	LookupEnv func(string) (string, bool)
+	// Build is the version stamp and embedded example config from main.
+	Build Build
 }
 
 // exitError carries an exit code through cobra.
@@ -55,18 +57,24 @@ func NewRootCmd(f *Factory) *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	// --version prints what `ccload version` prints.
+	v := f.version()
+	root.Version = v.Version
+	root.Annotations = map[string]string{"version": v.String()}
+	root.SetVersionTemplate("{{with .Annotations}}{{.version}}{{end}}")
 	root.SetOut(f.IO.Out)
 	root.SetErr(f.IO.Err)
 	root.AddCommand(NewCmdServe(f, nil), NewCmdCheck(f, nil), NewCmdMockUpstream(f, nil), NewCmdDemo(f, nil))
 	root.AddCommand(NewCmdLogs(f, nil), NewCmdChannels(f, nil), NewCmdTokens(f, nil), NewCmdImport(f, nil), NewCmdTop(f, nil))
+	root.AddCommand(NewCmdInit(f, nil), NewCmdVersion(f))
 	return root
 }
 
 // Execute runs ccload with os.Args and returns the process exit code.
-func Execute() int {
+func Execute(b Build) int {
 	tty := isTerminal(os.Stdout)
 	f := &Factory{IO: IOStreams{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, IsTTY: tty,
-		Color: tty && os.Getenv("NO_COLOR") == "" && os.Getenv("TERM") != "dumb"}}
+		Color: tty && os.Getenv("NO_COLOR") == "" && os.Getenv("TERM") != "dumb"}, Build: b}
 	root := NewRootCmd(f)
 	err := root.Execute()
 	if err == nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"ccload/admin"
+	"ccload/clock"
 	"ccload/config"
 	"ccload/engine"
 	"ccload/engine/cooldown"
@@ -34,7 +35,7 @@ type ServeOptions struct {
 	Ready func(addr string)
 	// Clock, when set, replaces the wall clock of the engine, cooldowns and
 	// admin API (tests).
-	Clock engine.Clock
+	Clock clock.Clock
 }
 
 // NewCmdServe builds `ccload serve`.
@@ -85,7 +86,14 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 		return &exitError{code: exitFail, err: fmt.Errorf("storage (%s): %w", snap.Storage.Driver, err)}
 	}
 	defer st.Close()
-	logs := store.NewWriter(st, store.WriterOptions{})
+	// The writer and the pruner are what keep serving through a database
+	// outage cheap: rows wait in a bounded queue, and nothing on the request
+	// path waits for the database (README "Database outages").
+	logs := store.NewWriter(st, store.WriterOptions{QueueSize: snap.Storage.LogQueue})
+	retention := store.NewRetention(st, store.RetentionOptions{
+		Keep:   func() time.Duration { return src.Current().Storage.LogRetention.D() },
+		Logger: log,
+	})
 	cds := cooldown.New(opts.Clock, engine.StorePersister(st))
 	defer cds.Close()
 	if err := engine.LoadCooldowns(ctx, st, cds, time.Now()); err != nil {
@@ -95,7 +103,8 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 	metrics := admin.NewMetrics(src)
 	var eng *engine.Engine
 	prices := newCatalog(st, log, &eng)
-	eng = engine.New(engine.Options{Config: src, Logs: metrics.Sink(logs), Cooldowns: cds, Costs: st, Logger: log, Clock: opts.Clock, Catalog: prices})
+	eng = engine.New(engine.Options{Config: src, Logs: metrics.Sink(logs), Cooldowns: cds, Costs: st, Logger: log, Clock: opts.Clock, Catalog: prices,
+		Retention: retention})
 	adm := admin.New(admin.Options{Config: src, Engine: eng, Store: st, Logs: logs, Metrics: metrics, Clock: opts.Clock, Logger: log, WarmStats: true})
 	if n, err := admin.RestorePauses(ctx, st, eng); err != nil {
 		log.Warn("could not load runtime pauses", "err", err)
@@ -118,6 +127,7 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 		}()
 	}
 	go eng.RunChecks(watchCtx) // scheduled `check:` probes
+	go retention.Run(watchCtx) // storage.log_retention: now, then hourly
 	startCatalog(watchCtx, prices, src, log)
 	src.OnSwap(func(_, cur *config.Snapshot) { eng.Sweep(cur) })
 	hup := make(chan os.Signal, 1)

@@ -16,7 +16,7 @@ import (
 )
 
 // testEntry is what every testdata/tokensnew case adds.
-var testEntry = tokenEntry{
+var testEntry = config.NewToken{
 	Name:   "carol",
 	SHA256: "c9ac1c05e51ff9cd4a2d2b4bbdd3c2e3e1d1b0b6a0a4c1e6b40b0e1ad7d1c2f3",
 	Models: []string{"claude-*", "gpt-5"},
@@ -43,7 +43,7 @@ func TestAddTokenLayouts(t *testing.T) {
 			if _, ok := sec["no newline at end"]; ok {
 				in = strings.TrimSuffix(in, "\n")
 			}
-			out, reformatted, err := addToken([]byte(in), testEntry)
+			out, reformatted, err := config.AddToken([]byte(in), testEntry)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -61,10 +61,10 @@ func TestAddTokenLayouts(t *testing.T) {
 			// Adding a second token works on the result too.
 			again := testEntry
 			again.Name, again.Models = "dave", nil
-			if _, _, err := addToken(out, again); err != nil {
+			if _, _, err := config.AddToken(out, again); err != nil {
 				t.Errorf("second add: %v", err)
 			}
-			if _, _, err := addToken(out, testEntry); err == nil || !strings.Contains(err.Error(), `a token named "carol" exists already`) {
+			if _, _, err := config.AddToken(out, testEntry); err == nil || !strings.Contains(err.Error(), `a token named "carol" exists already`) {
 				t.Errorf("duplicate name: %v", err)
 			}
 		})

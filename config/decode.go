@@ -10,6 +10,8 @@ import (
 	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
+
+	"ccload/config/yamlnode"
 )
 
 // The decoder walks a yaml.Node tree by hand, so every problem keeps its
@@ -388,15 +390,8 @@ func (fs fields[T]) decode(d *decoder, n *yaml.Node, path string, v *T) map[stri
 
 // child returns the value of key in mapping n, or nil.
 func (d *decoder) child(n *yaml.Node, key string) *yaml.Node {
-	if n = d.resolve(n); n == nil || n.Kind != yaml.MappingNode {
-		return nil
-	}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		if n.Content[i].Value == key {
-			return n.Content[i+1]
-		}
-	}
-	return nil
+	v, _ := yamlnode.Find(d.resolve(n), key)
+	return v
 }
 
 // suggest returns ` (did you mean "x"?)` for the closest known key, or the

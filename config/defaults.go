@@ -31,6 +31,7 @@ var DefaultStorage = Storage{
 	Driver:       DriverSQLite,
 	DSN:          "data/ccload.db",
 	LogRetention: Duration(7 * 24 * time.Hour),
+	LogQueue:     10000,
 }
 
 // DefaultRouting is the `routing:` section when the file says nothing.

@@ -159,6 +159,7 @@ var storageFields = fields[Storage]{
 	}},
 	secretField("dsn", func(s *Storage) *Secret { return &s.DSN }),
 	durField("log_retention", func(s *Storage) *Duration { return &s.LogRetention }),
+	intField("log_queue", 1, func(s *Storage) *int { return &s.LogQueue }),
 }
 
 // decodeStorage adds the one cross-field rule: the default DSN is a SQLite

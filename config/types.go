@@ -75,6 +75,9 @@ type Storage struct {
 	Driver       string // sqlite | mysql | postgres
 	DSN          Secret // may hold a password
 	LogRetention Duration
+	// LogQueue is how many request log rows wait in memory while the
+	// database is slow or down; more are dropped and counted. Read at start.
+	LogQueue int
 }
 
 // Routing is the `routing:` section.

@@ -123,9 +123,9 @@ func (e *Engine) strikeScope(snap *config.Snapshot, rt config.Route, ki, ui int,
 	var siblings []cooldownKey
 	switch o.Scope {
 	case failure.ScopeKey:
-		e.cooldowns.Strike(keyScope(ch, ki), o, pol)
+		e.cooldowns.Strike(e.keyScope(ch, ki), o, pol)
 		for i := range ch.Keys {
-			siblings = append(siblings, keyScope(ch, i))
+			siblings = append(siblings, e.keyScope(ch, i))
 		}
 	case failure.ScopeURL:
 		e.cooldowns.Strike(urlScope(ch, ui), o, pol)
@@ -176,7 +176,7 @@ func (e *Engine) attempt(ctx *fasthttp.RequestCtx, r *request, rt config.Route, 
 	u := ch.URLs[ui]
 	up := upstreamFamily(u, r.ep.family)
 	r.attempts++
-	at := r.rec.begin(ch.Name, keyID(ch.Keys[ki]), u.URL, up, rt.Upstream, e.clock.Now())
+	at := r.rec.begin(ch.Name, e.state.keyID(ch.Keys[ki]), u.URL, up, rt.Upstream, e.clock.Now())
 
 	body, notes, err := r.upstreamBody(up, rt.Upstream, convert.RequestOptions{HostedSearch: ch.WebSearch})
 	at.note(notes)
@@ -314,7 +314,7 @@ func (e *Engine) succeeded(r *request, c *upstreamCall, now time.Time) {
 	ttfb := now.Sub(c.started)
 	e.health.get(ch.Name).add(now, false)
 	e.state.observeURL(ch.Name, ch.URLs[c.urlIndex].URL, float64(ttfb.Milliseconds()))
-	e.cooldowns.Success(keyScope(ch, c.keyIndex))
+	e.cooldowns.Success(e.keyScope(ch, c.keyIndex))
 	e.cooldowns.Success(urlScope(ch, c.urlIndex))
 	e.cooldowns.Success(modelScope(ch, c.route.Upstream))
 	e.cooldowns.Success(channelScope(ch)) // ends a promoted cooldown or its half-open trial

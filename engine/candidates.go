@@ -170,7 +170,7 @@ func (e *Engine) routeGate(rt config.Route, now time.Time) (gate, time.Time) {
 		}
 	}
 	worst(e.componentGate(modelScope(ch, rt.Upstream), now))
-	worst(e.bestGate(len(ch.Keys), func(i int) cooldownKey { return keyScope(ch, i) }, now))
+	worst(e.bestGate(len(ch.Keys), func(i int) cooldownKey { return e.keyScope(ch, i) }, now))
 	worst(e.bestGate(len(ch.URLs), func(i int) cooldownKey { return urlScope(ch, i) }, now))
 	return g, until
 }
@@ -229,7 +229,7 @@ func (e *Engine) usableOrder(idx []int, key func(int) cooldownKey, anyway bool) 
 // the rest of the traffic off, not to serialise.
 func (e *Engine) claimTrials(rt config.Route, ki, ui int) {
 	ch := rt.Channel
-	for _, k := range []cooldownKey{channelScope(ch), modelScope(ch, rt.Upstream), keyScope(ch, ki), urlScope(ch, ui)} {
+	for _, k := range []cooldownKey{channelScope(ch), modelScope(ch, rt.Upstream), e.keyScope(ch, ki), urlScope(ch, ui)} {
 		if st := e.cooldowns.State(k); st.HalfOpen && !st.TrialBusy {
 			e.cooldowns.ClaimTrial(k)
 		}

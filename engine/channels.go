@@ -87,9 +87,11 @@ func (e *Engine) Paused(channel string) bool {
 	return ok
 }
 
-// Sweep drops cooldowns whose channel, key, URL or model is gone from snap
-// (call it after a reload); state of unchanged entities stays.
+// Sweep drops the runtime state (sweepRuntime) and cooldowns whose
+// channel, key, URL, model or token is gone from snap (call it after a
+// reload); state of unchanged entities stays.
 func (e *Engine) Sweep(snap *config.Snapshot) {
+	e.sweepRuntime(snap)
 	e.cooldowns.Sweep(func(k cooldown.Key) bool {
 		ch := snap.Channel(k.Channel)
 		if ch == nil {
@@ -98,7 +100,7 @@ func (e *Engine) Sweep(snap *config.Snapshot) {
 		switch k.Scope {
 		case failure.ScopeKey:
 			for i := range ch.Keys {
-				if keyScope(ch, i).KeyFP == k.KeyFP {
+				if e.keyScope(ch, i).KeyFP == k.KeyFP {
 					return true
 				}
 			}

@@ -2,9 +2,6 @@ package engine
 
 import (
 	"context"
-	"fmt"
-	"sync"
-	"time"
 
 	"ccload/config"
 	"ccload/pricing"
@@ -77,104 +74,6 @@ func (e *Engine) cost(snap *config.Snapshot, channel, upstreamModel, clientModel
 		return 0, true
 	}
 	return c.USD, false
-}
-
-// ledger keeps the spend that cost limits are checked against: lifetime
-// cost per token and today's cost per channel. It starts from the
-// database's aggregates and adds each finished request; in-flight requests
-// are reserved at the token's recent average cost, so a burst cannot
-// overshoot a limit by more than about one request per concurrent slot.
-type ledger struct {
-	mu       sync.Mutex
-	st       CostStore
-	tokens   map[string]*spend
-	channels map[string]*spend // key: channel + "\x00" + day
-}
-
-type spend struct {
-	total    float64
-	avg      float64 // EWMA of one request's cost
-	inflight int
-}
-
-func newLedger(st CostStore) *ledger {
-	return &ledger{st: st, tokens: map[string]*spend{}, channels: map[string]*spend{}}
-}
-
-func (l *ledger) token(name string) *spend {
-	s, ok := l.tokens[name]
-	if !ok {
-		s = &spend{}
-		if l.st != nil {
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-			s.total, _ = l.st.TokenCost(ctx, name) // an outage counts as 0: limits fail open, the proxy keeps serving
-			cancel()
-		}
-		l.tokens[name] = s
-	}
-	return s
-}
-
-func (l *ledger) channel(name string, day string) *spend {
-	k := name + "\x00" + day
-	s, ok := l.channels[k]
-	if !ok {
-		s = &spend{}
-		if l.st != nil {
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-			s.total, _ = l.st.ChannelCostOn(ctx, name, day)
-			cancel()
-		}
-		l.channels[k] = s
-	}
-	return s
-}
-
-// reserveToken admits a request against the token's cost_limit.
-func (l *ledger) reserveToken(t *config.Token) error {
-	if t.CostLimit <= 0 {
-		return nil
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	s := l.token(t.Name)
-	if s.total+float64(s.inflight)*s.avg >= t.CostLimit {
-		return fmt.Errorf("token %q has spent $%.4f of its cost_limit of $%.2f", t.Name, s.total, t.CostLimit)
-	}
-	s.inflight++
-	return nil
-}
-
-// channelOver reports whether a channel reached its daily_cost_limit.
-func (l *ledger) channelOver(ch *config.Channel, day string) bool {
-	if ch.DailyCostLimit <= 0 {
-		return false
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	s := l.channel(ch.Name, day)
-	return s.total+float64(s.inflight)*s.avg >= ch.DailyCostLimit
-}
-
-// settle books a finished request's cost.
-func (l *ledger) settle(token string, reserved bool, channel, day string, usd float64) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if s, ok := l.tokens[token]; ok || usd > 0 {
-		if !ok {
-			s = l.token(token)
-		}
-		if reserved && s.inflight > 0 {
-			s.inflight--
-		}
-		s.total += usd
-		s.avg = 0.8*s.avg + 0.2*usd
-	}
-	if channel != "" && usd > 0 {
-		s := l.channel(channel, day)
-		s.total += usd
-		s.avg = 0.8*s.avg + 0.2*usd
-	}
 }
 
 var _ CostStore = store.Store(nil)

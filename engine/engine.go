@@ -16,6 +16,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
+	"ccload/clock"
 	"ccload/config"
 	"ccload/engine/cooldown"
 	"ccload/pricing"
@@ -36,19 +37,12 @@ type LogSink interface {
 	Stats() store.WriterStats
 }
 
-// Clock is the time source; tests inject a fake one.
-type Clock interface{ Now() time.Time }
-
-type realClock struct{}
-
-func (realClock) Now() time.Time { return time.Now() }
-
 // Options wires an Engine.
 type Options struct {
 	Config    Snapshots
 	Logs      LogSink            // may be nil (logs are then discarded and counted)
 	Cooldowns *cooldown.Registry // may be nil: a private in-memory registry is made
-	Clock     Clock              // nil = wall clock
+	Clock     clock.Clock        // nil = wall clock
 	Logger    *slog.Logger       // nil = slog.Default()
 	// Costs gives the spend recorded so far, for cost limits; nil = start
 	// from zero (tests, no database).
@@ -56,6 +50,8 @@ type Options struct {
 	// Transport sends upstream requests; nil = a tuned http.Transport per
 	// proxy setting. Tests may inject one.
 	Transport http.RoundTripper
+	// Retention, when set, reports log_retention runs in /health.
+	Retention interface{ Stats() store.RetentionStats }
 	// Catalog gives the price catalog's current copy; nil = no catalog
 	// (the embedded table and the file's pricing: entries price).
 	Catalog PriceCatalog
@@ -71,7 +67,7 @@ type Engine struct {
 	cfg       Snapshots
 	logs      LogSink
 	cooldowns *cooldown.Registry
-	clock     Clock
+	clock     clock.Clock
 	log       *slog.Logger
 	state     *state
 	bus       *Bus
@@ -89,6 +85,7 @@ type Engine struct {
 	catalog    PriceCatalog
 	upstream   *upstreams
 	started    time.Time
+	retention  interface{ Stats() store.RetentionStats }
 
 	inflight     atomic.Int64
 	unauthorized atomic.Int64
@@ -103,10 +100,11 @@ func New(opts Options) *Engine {
 		cooldowns: opts.Cooldowns,
 		clock:     opts.Clock,
 		log:       opts.Logger,
+		retention: opts.Retention,
 		catalog:   opts.Catalog,
 	}
 	if e.clock == nil {
-		e.clock = realClock{}
+		e.clock = clock.Wall{}
 	}
 	if e.log == nil {
 		e.log = slog.Default()
@@ -115,7 +113,7 @@ func New(opts Options) *Engine {
 		e.cooldowns = cooldown.New(e.clock, nil)
 	}
 	e.state = newState()
-	e.ledger = newLedger(opts.Costs)
+	e.ledger = newLedger(opts.Costs, e.clock, e.log)
 	e.bus = NewBus()
 	e.active = newActive()
 	e.upstream = newUpstreams(opts.Transport)
@@ -130,8 +128,8 @@ func (e *Engine) InFlight() int64 { return e.inflight.Load() }
 func (e *Engine) Cooldowns() *cooldown.Registry { return e.cooldowns }
 
 // Handler returns the fasthttp handler for the proxy endpoints and /health.
-// Other surfaces (admin, dashboard, metrics) are mounted by the caller
-// through Mux.
+// Every other path goes to extra, where the caller mounts the other
+// surfaces (cmd/serve.go: admin API, dashboard, metrics); nil answers 404.
 func (e *Engine) Handler(extra fasthttp.RequestHandler) fasthttp.RequestHandler {
 	return func(ctx *fasthttp.RequestCtx) {
 		if badPath(ctx.URI().PathOriginal()) {

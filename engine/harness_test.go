@@ -49,6 +49,13 @@ func startMock(t *testing.T, opts mockupstream.Options) (*mockupstream.Server, s
 // serves it.
 func startGateway(t *testing.T, yaml string) *gateway {
 	t.Helper()
+	return startGatewayWith(t, yaml, engine.Options{})
+}
+
+// startGatewayWith is startGateway with engine options (Transport, Clock…);
+// Config and Logs are filled in.
+func startGatewayWith(t *testing.T, yaml string, opts engine.Options) *gateway {
+	t.Helper()
 	dir := t.TempDir()
 	file := filepath.Join(dir, "ccload.yaml")
 	yaml = strings.ReplaceAll(yaml, "{{TOKEN_SHA}}", sha256hex(testToken))
@@ -67,7 +74,8 @@ func startGateway(t *testing.T, yaml string) *gateway {
 		t.Fatal(err)
 	}
 	logs := store.NewWriter(st, store.WriterOptions{FlushEvery: 20 * time.Millisecond})
-	eng := engine.New(engine.Options{Config: src, Logs: logs})
+	opts.Config, opts.Logs = src, logs
+	eng := engine.New(opts)
 	srv := eng.NewServer(eng.Handler(nil))
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -5,10 +5,13 @@ import (
 	"time"
 
 	"github.com/valyala/fasthttp"
+
+	"ccload/config"
 )
 
 // healthBody is GET /health (design §4). Status stays "ok" (HTTP 200)
-// while an old config serves after a failed reload; the error is shown.
+// while an old config serves after a failed reload, and while the database
+// is down (the proxy serves from memory); the error is shown.
 type healthBody struct {
 	Status  string        `json:"status"`
 	Uptime  string        `json:"uptime"`
@@ -25,13 +28,31 @@ type healthConfig struct {
 	Failures int       `json:"failures"`
 }
 
+// healthStorage is the log writer's state. Status is "degraded" from the
+// first failed write until a write succeeds again (Since says when it
+// began); meanwhile rows wait in memory, up to Capacity, and the rest are
+// dropped and counted.
 type healthStorage struct {
-	Driver      string `json:"driver"`
-	Queued      int64  `json:"queued"`
-	Written     int64  `json:"written"`
-	Dropped     int64  `json:"dropped"`
-	WriteErrors int64  `json:"write_errors"`
-	LastError   string `json:"last_error,omitempty"`
+	Driver      string           `json:"driver"`
+	Status      string           `json:"status"` // "ok" or "degraded"
+	Since       *time.Time       `json:"since,omitempty"`
+	Capacity    int64            `json:"capacity"`
+	Queued      int64            `json:"queued"`
+	Written     int64            `json:"written"`
+	Dropped     int64            `json:"dropped"`
+	Rejected    int64            `json:"rejected"`
+	WriteErrors int64            `json:"write_errors"`
+	LastError   string           `json:"last_error,omitempty"`
+	Retention   *healthRetention `json:"retention,omitempty"`
+}
+
+// healthRetention is the log_retention pruner's last run.
+type healthRetention struct {
+	Keep        string     `json:"keep"` // as in the config; "0s": kept forever
+	LastRun     *time.Time `json:"last_run"`
+	LastDeleted int64      `json:"last_deleted"`
+	Deleted     int64      `json:"deleted"`
+	LastError   string     `json:"last_error,omitempty"`
 }
 
 type healthProxy struct {
@@ -52,12 +73,25 @@ func (e *Engine) serveHealth(ctx *fasthttp.RequestCtx) {
 		h.Config.Error = &st.Error
 	}
 	h.Storage.Driver = snap.Storage.Driver
+	h.Storage.Status = "ok"
 	if e.logs != nil {
 		ws := e.logs.Stats()
-		h.Storage.Queued, h.Storage.Written, h.Storage.Dropped = ws.Queued, ws.Written, ws.Dropped
+		h.Storage.Capacity, h.Storage.Queued, h.Storage.Written = ws.Capacity, ws.Queued, ws.Written
+		h.Storage.Dropped, h.Storage.Rejected = ws.Dropped, ws.Rejected
 		h.Storage.WriteErrors, h.Storage.LastError = ws.WriteErrors, ws.LastError
+		if ws.Degraded() {
+			h.Storage.Status, h.Storage.Since = "degraded", &ws.FailingSince
+		}
 	} else {
 		h.Storage.Dropped = e.noLogs.Load()
+	}
+	if e.retention != nil {
+		rs := e.retention.Stats()
+		r := &healthRetention{Keep: config.Duration(rs.Keep).String(), LastDeleted: rs.LastDeleted, Deleted: rs.Deleted, LastError: rs.LastError}
+		if !rs.LastRun.IsZero() {
+			r.LastRun = &rs.LastRun
+		}
+		h.Storage.Retention = r
 	}
 	b, _ := json.Marshal(h)
 	ctx.SetContentType("application/json")

@@ -152,7 +152,7 @@ func (e *Engine) Check(ctx context.Context, snap *config.Snapshot, p Probe) Prob
 	ch := p.Channel
 	rt := config.Route{Channel: ch, Model: p.Model.Name, Upstream: p.Model.Upstream}
 	if res.OK {
-		e.cooldowns.Success(keyScope(ch, p.Key))
+		e.cooldowns.Success(e.keyScope(ch, p.Key))
 		e.cooldowns.Success(urlScope(ch, p.URL))
 		e.cooldowns.Success(modelScope(ch, p.Model.Upstream))
 		e.cooldowns.Success(channelScope(ch))

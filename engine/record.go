@@ -130,8 +130,12 @@ func (rec *record) overheadMs(now time.Time) int64 {
 }
 
 // finish hands the request's row to the log writer (never blocking) and
-// releases the in-flight count. Called exactly once per admitted request.
+// releases the in-flight count. Every path that ends an admitted request
+// calls it; only the first call counts (request.finished).
 func (e *Engine) finish(r *request) {
+	if !r.finished.CompareAndSwap(false, true) {
+		return
+	}
 	e.inflight.Add(-1)
 	if r.chSlot != nil {
 		r.chSlot.release()

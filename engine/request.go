@@ -2,6 +2,7 @@ package engine
 
 import (
 	"net"
+	"sync/atomic"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -33,6 +34,9 @@ type request struct {
 	// costReserved: the ledger counts this request in flight for the
 	// token's cost_limit until finish settles it.
 	costReserved bool
+	// finished: finish ran; it runs once, whichever path (answer, reject,
+	// stream end, recovered panic) gets there first.
+	finished atomic.Bool
 }
 
 func (e *Engine) newRequest(ctx *fasthttp.RequestCtx, ep endpoint, snap *config.Snapshot, tok *config.Token) *request {

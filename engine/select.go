@@ -7,7 +7,6 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
-	"sync"
 
 	"ccload/config"
 	"ccload/engine/cooldown"
@@ -74,7 +73,7 @@ func (e *Engine) keyOrder(ch *config.Channel, anyway bool) []int {
 	for i := range n {
 		idx[i] = (start + i) % n
 	}
-	return e.usableOrder(idx, func(i int) cooldownKey { return keyScope(ch, i) }, anyway)
+	return e.usableOrder(idx, func(i int) cooldownKey { return e.keyScope(ch, i) }, anyway)
 }
 
 // urlOrder lists the channel's URL indexes to try: never-visited URLs
@@ -117,26 +116,18 @@ func (e *Engine) urlOrder(ch *config.Channel, anyway bool) []int {
 
 // Cooldown keys for each scope (design §6). The model scope is keyed by the
 // model actually sent upstream.
-func keyScope(ch *config.Channel, i int) cooldown.Key {
-	return cooldown.Key{Scope: failure.ScopeKey, Channel: ch.Name, KeyFP: keyID(ch.Keys[i])}
+func (e *Engine) keyScope(ch *config.Channel, i int) cooldown.Key {
+	return cooldown.Key{Scope: failure.ScopeKey, Channel: ch.Name, KeyFP: e.state.keyID(ch.Keys[i])}
 }
-
-// keyIDs caches keyID by key value.
-var keyIDs sync.Map
 
 // keyID identifies a key in runtime state and logs without revealing it:
 // its display fingerprint ("sk-a…f3c9") plus 8 hex digits of its sha256,
 // because two keys of one channel often share their first and last four
-// characters, and cooldowns must never be confused between them.
+// characters, and cooldowns must never be confused between them. The engine
+// caches it per key (state.keyID).
 func keyID(k config.Secret) string {
-	raw := k.Reveal()
-	if v, ok := keyIDs.Load(raw); ok {
-		return v.(string)
-	}
-	sum := sha256.Sum256([]byte(raw))
-	id := k.String() + "#" + hex.EncodeToString(sum[:4])
-	keyIDs.Store(raw, id)
-	return id
+	sum := sha256.Sum256([]byte(k.Reveal()))
+	return k.String() + "#" + hex.EncodeToString(sum[:4])
 }
 
 func urlScope(ch *config.Channel, i int) cooldown.Key {

@@ -16,6 +16,8 @@ import (
 // run the attempt loop, record. Streams finish (and record) in the body
 // stream writer after this function returns.
 func (e *Engine) serveProxy(ctx *fasthttp.RequestCtx, ep endpoint) {
+	var r *request
+	defer e.recoverRequest(ctx, ep, &r)
 	snap := e.cfg.Current()
 	tok := authenticate(snap, clientToken(ctx))
 	if tok == nil {
@@ -29,7 +31,7 @@ func (e *Engine) serveProxy(ctx *fasthttp.RequestCtx, ep endpoint) {
 		return
 	}
 
-	r := e.newRequest(ctx, ep, snap, tok)
+	r = e.newRequest(ctx, ep, snap, tok)
 	e.inflight.Add(1)
 	if err := r.admit(); err != nil {
 		e.reject(ctx, r, err)

@@ -4,17 +4,32 @@ import (
 	"math"
 	"sync"
 	"sync/atomic"
+
+	"ccload/config"
 )
 
 // state is the runtime state that outlives config snapshots: round-robin
 // positions and URL latency. It is keyed by identity (channel name, URL
 // string), so a reload that keeps a channel keeps its state; entries of
-// channels that disappeared are simply never looked up again.
+// channels that disappeared are dropped by sweepRuntime.
 type state struct {
 	mu   sync.Mutex
 	wrr  map[string]map[string]int // candidate-set key -> channel -> current weight
 	keys sync.Map                  // channel name -> *atomic.Uint64 (key cursor)
 	urls sync.Map                  // channel+"\x00"+url -> *urlStat
+	// keyIDs caches keyID by key value: it is on every routing decision.
+	keyIDs sync.Map
+}
+
+// keyID is keyID(k), computed once per key.
+func (s *state) keyID(k config.Secret) string {
+	raw := k.Reveal()
+	if v, ok := s.keyIDs.Load(raw); ok {
+		return v.(string)
+	}
+	id := keyID(k)
+	s.keyIDs.Store(raw, id)
+	return id
 }
 
 func newState() *state {

@@ -73,6 +73,7 @@ func (e *Engine) startStream(ctx *fasthttp.RequestCtx, r *request, c *upstreamCa
 // nothing of the RequestCtx.
 func (e *Engine) relay(w *bufio.Writer, r *request, c *upstreamCall, rd *protocol.Reader, held []byte, dl writeDeadline) {
 	defer e.finish(r)
+	defer e.recoverStream(w, r)
 	defer c.cancel(nil)
 	defer c.stopTimers()
 	defer c.resp.Body.Close()

@@ -7,6 +7,8 @@ import (
 	"fmt"
 
 	"gopkg.in/yaml.v3"
+
+	"ccload/config/yamlnode"
 )
 
 // ErrUnknownFormat is returned by Detect for content it cannot place.
@@ -31,7 +33,7 @@ func Detect(data []byte) (Format, error) {
 		}
 	}
 	var doc yaml.Node
-	if yaml.Unmarshal(data, &doc) == nil && len(doc.Content) > 0 && get(pairs(doc.Content[0]), "model_list") != nil {
+	if yaml.Unmarshal(data, &doc) == nil && len(doc.Content) > 0 && yamlnode.Get(yamlnode.Pairs(doc.Content[0]), "model_list") != nil {
 		return FormatLiteLLM, nil
 	}
 	return "", ErrUnknownFormat

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"ccload/config/yamlnode"
 )
 
 // provider is what ccload needs to know about a LiteLLM provider prefix.
@@ -48,8 +50,8 @@ var providers = map[string]provider{
 type litellm struct {
 	cfg    *Config
 	names  namer
-	creds  map[string][]entry // credential_list: name -> credential_values
-	prices map[string]int     // model -> index in cfg.Pricing
+	creds  map[string][]yamlnode.Entry // credential_list: name -> credential_values
+	prices map[string]int              // model -> index in cfg.Pricing
 }
 
 // ReadLiteLLM reads a LiteLLM proxy config.yaml. Each model_list entry
@@ -62,44 +64,44 @@ func ReadLiteLLM(data []byte) (*Config, error) {
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		return nil, fmt.Errorf("not valid YAML: %w", err)
 	}
-	var top []entry
+	var top []yamlnode.Entry
 	if len(doc.Content) > 0 {
-		top = pairs(doc.Content[0])
+		top = yamlnode.Pairs(doc.Content[0])
 	}
-	list := get(top, "model_list")
+	list := yamlnode.Get(top, "model_list")
 	if list == nil || list.Kind != yaml.SequenceNode {
 		return nil, errors.New("not a LiteLLM config: no model_list")
 	}
 	if len(list.Content) == 0 {
 		return nil, errors.New("model_list is empty")
 	}
-	l := &litellm{cfg: &Config{Format: FormatLiteLLM}, names: namer{}, creds: map[string][]entry{}, prices: map[string]int{}}
-	if cl := get(top, "credential_list"); cl != nil {
+	l := &litellm{cfg: &Config{Format: FormatLiteLLM}, names: namer{}, creds: map[string][]yamlnode.Entry{}, prices: map[string]int{}}
+	if cl := yamlnode.Get(top, "credential_list"); cl != nil {
 		for _, c := range cl.Content {
-			cp := pairs(c)
-			l.creds[str(get(cp, "credential_name"))] = pairs(get(cp, "credential_values"))
+			cp := yamlnode.Pairs(c)
+			l.creds[yamlnode.Text(yamlnode.Get(cp, "credential_name"))] = yamlnode.Pairs(yamlnode.Get(cp, "credential_values"))
 		}
 	}
 	for i, item := range list.Content {
-		l.entry(i, pairs(item))
+		l.entry(i, yamlnode.Pairs(item))
 	}
-	router := pairs(get(top, "router_settings"))
-	l.aliases(get(router, "model_group_alias"))
+	router := yamlnode.Pairs(yamlnode.Get(top, "router_settings"))
+	l.aliases(yamlnode.Get(router, "model_group_alias"))
 	l.routerSettings(router)
-	l.litellmSettings(pairs(get(top, "litellm_settings")))
+	l.litellmSettings(yamlnode.Pairs(yamlnode.Get(top, "litellm_settings")))
 	for _, e := range top {
-		switch e.key {
+		switch e.Key {
 		case "model_list", "router_settings", "litellm_settings", "credential_list":
 		case "general_settings":
-			l.generalSettings(pairs(e.val))
+			l.generalSettings(yamlnode.Pairs(e.Val))
 		case "environment_variables":
 			var names []string
-			for _, v := range pairs(e.val) {
-				names = append(names, v.key)
+			for _, v := range yamlnode.Pairs(e.Val) {
+				names = append(names, v.Key)
 			}
 			l.note("environment_variables sets %s: export them where ccload runs (values not copied)", strings.Join(names, ", "))
 		default:
-			l.note("%s: no ccload equivalent", e.key)
+			l.note("%s: no ccload equivalent", e.Key)
 		}
 	}
 	return l.cfg, nil
@@ -113,12 +115,12 @@ func (l *litellm) note(format string, args ...any) {
 var chatModes = map[string]bool{"": true, "chat": true, "responses": true}
 
 // entry converts one model_list item.
-func (l *litellm) entry(i int, e []entry) {
-	name := str(get(e, "model_name"))
-	params := pairs(get(e, "litellm_params"))
-	info := pairs(get(e, "model_info"))
-	model := str(get(params, "model"))
-	switch mode := str(get(info, "mode")); {
+func (l *litellm) entry(i int, e []yamlnode.Entry) {
+	name := yamlnode.Text(yamlnode.Get(e, "model_name"))
+	params := yamlnode.Pairs(yamlnode.Get(e, "litellm_params"))
+	info := yamlnode.Pairs(yamlnode.Get(e, "model_info"))
+	model := yamlnode.Text(yamlnode.Get(params, "model"))
+	switch mode := yamlnode.Text(yamlnode.Get(info, "mode")); {
 	case name == "":
 		l.note("model_list[%d] skipped: no model_name", i)
 		return
@@ -132,14 +134,14 @@ func (l *litellm) entry(i int, e []entry) {
 		l.note("model_list[%d] %q skipped: litellm_params has no model", i, name)
 		return
 	}
-	if cn := str(get(params, "litellm_credential_name")); cn != "" {
+	if cn := yamlnode.Text(yamlnode.Get(params, "litellm_credential_name")); cn != "" {
 		if cred, ok := l.creds[cn]; ok {
 			params = append(params, cred...) // keys in litellm_params win
 		} else {
 			l.note("model_list[%d] %q: credential %q is not in credential_list", i, name, cn)
 		}
 	}
-	prov, upstream := splitProvider(model, str(get(params, "custom_llm_provider")))
+	prov, upstream := splitProvider(model, yamlnode.Text(yamlnode.Get(params, "custom_llm_provider")))
 	p, known := providers[prov]
 	ch := &Channel{Name: l.names.unique(slug(name + "-" + prov)), LineComments: map[string]string{}}
 	ch.Comments = append(ch.Comments, fmt.Sprintf("LiteLLM model_list[%d]: %s -> %s", i, name, model))
@@ -149,7 +151,7 @@ func (l *litellm) entry(i int, e []entry) {
 	}
 	ch.Models = []Model{{Name: name, Upstream: upstream}}
 
-	apiBase := str(get(params, "api_base"))
+	apiBase := yamlnode.Text(yamlnode.Get(params, "api_base"))
 	switch {
 	case p.why != "":
 		ch.Disabled = true
@@ -219,8 +221,8 @@ func validVar(s string) bool {
 
 // key returns the channel's key: api_key, else the variable LiteLLM reads
 // for the provider, else a placeholder for keyless local servers.
-func (l *litellm) key(ch *Channel, p provider, params []entry, notes *rowNotes) []Value {
-	if k := str(get(params, "api_key")); k != "" {
+func (l *litellm) key(ch *Channel, p provider, params []yamlnode.Entry, notes *rowNotes) []Value {
+	if k := yamlnode.Text(yamlnode.Get(params, "api_key")); k != "" {
 		return []Value{litellmValue(k, true)}
 	}
 	switch {
@@ -271,8 +273,8 @@ func (l *litellm) url(ch *Channel, p provider, apiBase string, notes *rowNotes) 
 
 // azure builds the deployment URL and moves the key to the api-key header,
 // which is how Azure OpenAI takes a key.
-func (l *litellm) azure(ch *Channel, params []entry, notes *rowNotes) {
-	base := litellmValue(strings.TrimRight(str(get(params, "api_base")), "/"), false)
+func (l *litellm) azure(ch *Channel, params []yamlnode.Entry, notes *rowNotes) {
+	base := litellmValue(strings.TrimRight(yamlnode.Text(yamlnode.Get(params, "api_base")), "/"), false)
 	if base.Text == "" {
 		base = Env("AZURE_API_BASE")
 		ch.Comments = append(ch.Comments, "no api_base: LiteLLM reads AZURE_API_BASE")
@@ -292,7 +294,7 @@ func (l *litellm) azure(ch *Channel, params []entry, notes *rowNotes) {
 		// Azure's v1 API: OpenAI paths, model in the body, no api-version.
 		u.URL = base
 	} else {
-		version := litellmValue(str(get(params, "api_version")), false)
+		version := litellmValue(yamlnode.Text(yamlnode.Get(params, "api_version")), false)
 		if version.Text == "" {
 			version = Env("AZURE_API_VERSION")
 			ch.Comments = append(ch.Comments, "no api_version: LiteLLM reads AZURE_API_VERSION")
@@ -311,20 +313,20 @@ func (l *litellm) azure(ch *Channel, params []entry, notes *rowNotes) {
 
 // limits carries rpm, concurrency, weight, order and headers; other
 // parameters become notes.
-func (l *litellm) limits(ch *Channel, e, params []entry, notes *rowNotes) {
-	for _, src := range [][]entry{params, e} { // rpm/tpm may sit on the entry itself
-		if v := get(src, "rpm"); v != nil {
+func (l *litellm) limits(ch *Channel, e, params []yamlnode.Entry, notes *rowNotes) {
+	for _, src := range [][]yamlnode.Entry{params, e} { // rpm/tpm may sit on the entry itself
+		if v := yamlnode.Get(src, "rpm"); v != nil {
 			if n, ok := number(v); ok && n >= 0 && ch.RPMLimit == 0 {
 				ch.RPMLimit = int(math.Ceil(n))
 			}
 		}
-		if v := get(src, "tpm"); v != nil {
-			notes.add("tpm %s (ccload has no tokens-per-minute limit)", str(v))
+		if v := yamlnode.Get(src, "tpm"); v != nil {
+			notes.add("tpm %s (ccload has no tokens-per-minute limit)", yamlnode.Text(v))
 		}
 	}
 	for _, kv := range params {
-		v := kv.val
-		switch kv.key {
+		v := kv.Val
+		switch kv.Key {
 		case "model", "api_key", "api_base", "api_version", "custom_llm_provider", "litellm_credential_name",
 			"rpm", "tpm", "input_cost_per_token", "output_cost_per_token",
 			"cache_read_input_token_cost", "cache_creation_input_token_cost":
@@ -336,41 +338,41 @@ func (l *litellm) limits(ch *Channel, e, params []entry, notes *rowNotes) {
 			if n, ok := number(v); ok && n > 0 {
 				ch.Weight = max(1, int(math.Round(n)))
 				if float64(ch.Weight) != n {
-					ch.LineComments["weight"] = "LiteLLM weight " + str(v) + ", rounded"
+					ch.LineComments["weight"] = "LiteLLM weight " + yamlnode.Text(v) + ", rounded"
 				}
 			}
 		case "order":
 			if n, ok := number(v); ok {
 				ch.Priority = -int(n)
-				ch.LineComments["priority"] = "LiteLLM order " + str(v) + " (lower order first; ccload tries higher priority first)"
+				ch.LineComments["priority"] = "LiteLLM order " + yamlnode.Text(v) + " (lower order first; ccload tries higher priority first)"
 			}
 		case "organization":
-			ch.Headers = append(ch.Headers, Header{Action: "override", Name: "OpenAI-Organization", Value: litellmValue(str(v), false)})
+			ch.Headers = append(ch.Headers, Header{Action: "override", Name: "OpenAI-Organization", Value: litellmValue(yamlnode.Text(v), false)})
 		case "extra_headers", "headers":
-			for _, h := range pairs(v) {
-				if !headerToken(h.key) {
-					notes.add("%s: %q is not a valid header name", kv.key, oneLine(h.key, 40))
+			for _, h := range yamlnode.Pairs(v) {
+				if !headerToken(h.Key) {
+					notes.add("%s: %q is not a valid header name", kv.Key, oneLine(h.Key, 40))
 					continue
 				}
-				ch.Headers = append(ch.Headers, Header{Action: "override", Name: h.key, Value: litellmValue(str(h.val), secretish(h.key))})
+				ch.Headers = append(ch.Headers, Header{Action: "override", Name: h.Key, Value: litellmValue(yamlnode.Text(h.Val), secretish(h.Key))})
 			}
 		case "timeout", "stream_timeout", "max_retries", "num_retries":
-			notes.add("%s %s for this deployment (ccload's timeouts and attempts are set in routing:)", kv.key, str(v))
+			notes.add("%s %s for this deployment (ccload's timeouts and attempts are set in routing:)", kv.Key, yamlnode.Text(v))
 		default:
-			if secretish(kv.key) {
-				notes.add("litellm_params.%s (value not copied)", kv.key)
+			if secretish(kv.Key) {
+				notes.add("litellm_params.%s (value not copied)", kv.Key)
 			} else {
-				notes.add("litellm_params.%s: %s", kv.key, oneLine(flow(v), 60))
+				notes.add("litellm_params.%s: %s", kv.Key, oneLine(flow(v), 60))
 			}
 		}
 	}
 }
 
 // price carries per-token costs to pricing: (USD per million tokens).
-func (l *litellm) price(model string, params, info []entry) {
+func (l *litellm) price(model string, params, info []yamlnode.Entry) {
 	cost := func(key string) (float64, bool) {
-		for _, src := range [][]entry{params, info} {
-			if f, ok := number(get(src, key)); ok {
+		for _, src := range [][]yamlnode.Entry{params, info} {
+			if f, ok := number(yamlnode.Get(src, key)); ok {
 				return math.Round(f*1e12) / 1e6, true
 			}
 		}

@@ -7,6 +7,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"ccload/config"
+	"ccload/config/yamlnode"
 )
 
 // LiteLLM's router_settings, litellm_settings and general_settings: the
@@ -15,22 +16,22 @@ import (
 // aliases adds model_group_alias names as extra models of the channels
 // that serve the group, sending the group's upstream name.
 func (l *litellm) aliases(n *yaml.Node) {
-	for _, a := range pairs(n) {
-		group := str(a.val)
+	for _, a := range yamlnode.Pairs(n) {
+		group := yamlnode.Text(a.Val)
 		if group == "" {
-			group = str(get(pairs(a.val), "model"))
+			group = yamlnode.Text(yamlnode.Get(yamlnode.Pairs(a.Val), "model"))
 		}
 		found := false
 		for _, ch := range l.cfg.Channels {
 			m := ch.Models[0]
-			if m.Name != group || hasModel(ch, a.key) {
+			if m.Name != group || hasModel(ch, a.Key) {
 				continue
 			}
 			found = true
-			ch.Models = append(ch.Models, Model{Name: a.key, Upstream: firstOf(m.Upstream, m.Name)})
+			ch.Models = append(ch.Models, Model{Name: a.Key, Upstream: firstOf(m.Upstream, m.Name)})
 		}
 		if !found {
-			l.note("model_group_alias %s -> %s: no channel serves %s", a.key, group, group)
+			l.note("model_group_alias %s -> %s: no channel serves %s", a.Key, group, group)
 		}
 	}
 }
@@ -68,23 +69,23 @@ func seconds(n *yaml.Node) (config.Duration, bool) {
 }
 
 // routerSettings carries the router values ccload has an equivalent for.
-func (l *litellm) routerSettings(router []entry) {
+func (l *litellm) routerSettings(router []yamlnode.Entry) {
 	for _, kv := range router {
-		from := "router_settings." + kv.key + ": " + str(kv.val)
-		switch kv.key {
+		from := "router_settings." + kv.Key + ": " + yamlnode.Text(kv.Val)
+		switch kv.Key {
 		case "model_group_alias": // done by aliases
 		case "num_retries":
-			if n, ok := number(kv.val); ok && n >= 0 {
+			if n, ok := number(kv.Val); ok && n >= 0 {
 				l.set(int(n)+1, from+", plus the first attempt", "routing", "max_attempts")
 				continue
 			}
 			l.note("%s: not a number", from)
 		case "timeout":
-			l.timeout(kv.val, from, "non_stream")
+			l.timeout(kv.Val, from, "non_stream")
 		case "stream_timeout":
-			l.timeout(kv.val, from+" (the wait for the first byte)", "first_byte")
+			l.timeout(kv.Val, from+" (the wait for the first byte)", "first_byte")
 		case "cooldown_time":
-			d, ok := seconds(kv.val)
+			d, ok := seconds(kv.Val)
 			if !ok {
 				l.note("%s: not a number of seconds", from)
 				continue
@@ -104,7 +105,7 @@ func (l *litellm) routerSettings(router []entry) {
 			l.note("%s (ccload routes by priority, then smooth weighted round-robin by weight)", from)
 		case "fallbacks", "context_window_fallbacks", "content_policy_fallbacks", "default_fallbacks":
 			l.note("router_settings.%s: %s (ccload fails over between channels serving the same model; it never changes the model)",
-				kv.key, oneLine(flow(kv.val), 60))
+				kv.Key, oneLine(flow(kv.Val), 60))
 		default:
 			l.noteSetting("router_settings", kv)
 		}
@@ -121,17 +122,17 @@ func (l *litellm) timeout(n *yaml.Node, from, field string) {
 
 // litellmSettings carries num_retries and request_timeout when the router
 // did not set them; the rest are notes.
-func (l *litellm) litellmSettings(s []entry) {
+func (l *litellm) litellmSettings(s []yamlnode.Entry) {
 	for _, kv := range s {
-		from := "litellm_settings." + kv.key + ": " + str(kv.val)
+		from := "litellm_settings." + kv.Key + ": " + yamlnode.Text(kv.Val)
 		switch {
-		case kv.key == "num_retries" && !l.has("routing", "max_attempts"):
-			if n, ok := number(kv.val); ok && n >= 0 {
+		case kv.Key == "num_retries" && !l.has("routing", "max_attempts"):
+			if n, ok := number(kv.Val); ok && n >= 0 {
 				l.set(int(n)+1, from+", plus the first attempt", "routing", "max_attempts")
 			}
-		case kv.key == "request_timeout" && !l.has("routing", "timeouts", "non_stream"):
-			l.timeout(kv.val, from, "non_stream")
-		case kv.key == "num_retries" || kv.key == "request_timeout":
+		case kv.Key == "request_timeout" && !l.has("routing", "timeouts", "non_stream"):
+			l.timeout(kv.Val, from, "non_stream")
+		case kv.Key == "num_retries" || kv.Key == "request_timeout":
 			l.note("%s (the router_settings value was used)", from)
 		default:
 			l.noteSetting("litellm_settings", kv)
@@ -141,23 +142,23 @@ func (l *litellm) litellmSettings(s []entry) {
 
 // generalSettings are proxy settings (master key, database); their values
 // are often secrets, so notes name them only.
-func (l *litellm) generalSettings(s []entry) {
+func (l *litellm) generalSettings(s []yamlnode.Entry) {
 	for _, kv := range s {
-		switch kv.key {
+		switch kv.Key {
 		case "master_key":
 			l.note("general_settings.master_key: clients get ccload tokens instead (`ccload tokens new NAME`)")
 		case "database_url":
 			l.note("general_settings.database_url: ccload keeps logs and usage in its own storage: (not migrated)")
 		default:
-			l.note("general_settings.%s: no ccload equivalent", kv.key)
+			l.note("general_settings.%s: no ccload equivalent", kv.Key)
 		}
 	}
 }
 
-func (l *litellm) noteSetting(section string, kv entry) {
-	if secretish(kv.key) {
-		l.note("%s.%s: no ccload equivalent (value not copied)", section, kv.key)
+func (l *litellm) noteSetting(section string, kv yamlnode.Entry) {
+	if secretish(kv.Key) {
+		l.note("%s.%s: no ccload equivalent (value not copied)", section, kv.Key)
 		return
 	}
-	l.note("%s.%s: %s (no ccload equivalent)", section, kv.key, oneLine(flow(kv.val), 60))
+	l.note("%s.%s: %s (no ccload equivalent)", section, kv.Key, oneLine(flow(kv.Val), 60))
 }

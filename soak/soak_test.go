@@ -482,7 +482,10 @@ func (res *result) print(t *testing.T, st string, dur time.Duration, rate float6
 		why[o.why]++
 		byAttempts[res.rowByID[o.id].Attempts]++
 	}
-	fmt.Fprintf(&b, "  failures %d:\n", total-ok)
+	late := why["stream error event: upstream stream failed: unexpected EOF"] +
+		why[`stream error event: {"type":"error","code":"server_error","message":"upstream stream failed: unexpected EOF","param":null}`]
+	fmt.Fprintf(&b, "  failures %d, of which %d are cuts after content reached the client (no retry possible: it would duplicate output);\n", total-ok, late)
+	fmt.Fprintf(&b, "  success over the failures a gateway can recover from: %.3f%%\n", 100*float64(ok)/float64(max(total-late, 1)))
 	for _, k := range sortedKeys(why) {
 		fmt.Fprintf(&b, "    %6d  %s\n", why[k], k)
 	}

@@ -40,6 +40,7 @@ func RunSuite(t *testing.T, open Opener) {
 		{"cooldowns", testCooldowns},
 		{"overrides", testOverrides},
 		{"prune", testPrune},
+		{"retention", testRetention},
 		{"ping_close", testPingClose},
 		{"catalog_copy", testCatalogCopy},
 		{"writer_drains_on_close", testWriterDrainsOnClose},

@@ -34,7 +34,7 @@ var DefaultWriterOptions = WriterOptions{
 	BatchSize:    200,
 	FlushEvery:   500 * time.Millisecond,
 	RetryMin:     250 * time.Millisecond,
-	RetryMax:     15 * time.Second,
+	RetryMax:     5 * time.Second,
 	WriteTimeout: 30 * time.Second,
 	Now:          time.Now,
 }
@@ -74,6 +74,9 @@ func (o WriterOptions) withDefaults() WriterOptions {
 // passed to Add ends in exactly one of Written, Dropped, Rejected and
 // Unwritten, or is still Queued.
 type WriterStats struct {
+	// Capacity is the most rows that can be Queued at once: QueueSize
+	// waiting plus one batch being written or retried.
+	Capacity    int64
 	Queued      int64  // accepted, not yet written: waiting, or in a batch being retried
 	Written     int64  // committed to the store
 	Dropped     int64  // refused by Add: the queue was full or the Writer closed
@@ -81,7 +84,14 @@ type WriterStats struct {
 	Unwritten   int64  // still queued when Close's context expired
 	WriteErrors int64  // failed InsertLogs calls, retries included
 	LastError   string // the most recent write error, "" if none
+	// FailingSince is when the current run of failed writes began: the
+	// database has not accepted a write since. Zero while writes succeed.
+	FailingSince time.Time
 }
+
+// Degraded reports whether writes are failing now (an outage): rows wait in
+// the queue and are dropped once it is full, until a write succeeds again.
+func (s WriterStats) Degraded() bool { return !s.FailingSince.IsZero() }
 
 // Lost is how many rows will never be written.
 func (s WriterStats) Lost() int64 { return s.Dropped + s.Rejected + s.Unwritten }
@@ -129,6 +139,7 @@ type Writer struct {
 
 	errMu   sync.Mutex
 	lastErr string
+	failing time.Time // FailingSince; under errMu
 }
 
 // NewWriter starts a Writer on s. Close it to write what is queued.
@@ -173,16 +184,18 @@ func (w *Writer) Add(r LogRow) {
 // Stats returns the current counts.
 func (w *Writer) Stats() WriterStats {
 	w.errMu.Lock()
-	last := w.lastErr
+	last, failing := w.lastErr, w.failing
 	w.errMu.Unlock()
 	return WriterStats{
-		Queued:      w.queued.Load(),
-		Written:     w.written.Load(),
-		Dropped:     w.dropped.Load(),
-		Rejected:    w.rejected.Load(),
-		Unwritten:   w.unwritten.Load(),
-		WriteErrors: w.writeErrors.Load(),
-		LastError:   last,
+		Capacity:     int64(w.opts.QueueSize + w.opts.BatchSize),
+		FailingSince: failing,
+		Queued:       w.queued.Load(),
+		Written:      w.written.Load(),
+		Dropped:      w.dropped.Load(),
+		Rejected:     w.rejected.Load(),
+		Unwritten:    w.unwritten.Load(),
+		WriteErrors:  w.writeErrors.Load(),
+		LastError:    last,
 	}
 }
 
@@ -273,6 +286,7 @@ func (w *Writer) deliver(batch []LogRow, stop <-chan struct{}) []LogRow {
 		err := w.insert(batch)
 		if err == nil {
 			w.settle(&w.written, int64(len(batch)))
+			w.recovered()
 			return batch[:0]
 		}
 		w.fail(err.Error())
@@ -326,6 +340,9 @@ func (w *Writer) isolate(batch []LogRow) []LogRow {
 		}
 	}
 	w.settle(&w.written, int64(written))
+	if written > 0 {
+		w.recovered() // the database answers; only some rows are refused
+	}
 	if written == 0 {
 		return append(batch[:0], failed...) // all failed: cannot tell bad rows from a bad database
 	}
@@ -358,7 +375,19 @@ func (w *Writer) settle(counter *atomic.Int64, n int64) {
 // fail records one failed write.
 func (w *Writer) fail(msg string) {
 	w.writeErrors.Add(1)
-	w.setLastError(msg)
+	w.errMu.Lock()
+	w.lastErr = msg
+	if w.failing.IsZero() {
+		w.failing = w.opts.Now()
+	}
+	w.errMu.Unlock()
+}
+
+// recovered records a successful write: the outage, if any, is over.
+func (w *Writer) recovered() {
+	w.errMu.Lock()
+	w.failing = time.Time{}
+	w.errMu.Unlock()
 }
 
 func (w *Writer) setLastError(msg string) {

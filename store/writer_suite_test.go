@@ -171,12 +171,18 @@ func testWriterOutage(t *testing.T, open Opener) {
 	if st.Written != 0 || st.Queued != int64(len(rows)) || st.Rejected != 0 || !strings.Contains(st.LastError, "down") {
 		t.Errorf("during the outage: %+v; want all %d rows kept and the error reported", st, len(rows))
 	}
+	if !st.Degraded() || st.FailingSince.After(time.Now()) {
+		t.Errorf("during the outage: FailingSince %v; want the time of the first failure", st.FailingSince)
+	}
 	if n := len(allLogs(t, f.Store)); n != 0 {
 		t.Fatalf("%d rows written during the outage", n)
 	}
 
 	f.down.Store(false)
 	eventually(t, "the kept rows are written", func() bool { return w.Stats().Written == int64(len(rows)) })
+	if st := w.Stats(); st.Degraded() {
+		t.Errorf("after recovery: still degraded since %v", st.FailingSince)
+	}
 	if err := closeWriter(t, w, time.Minute); err != nil {
 		t.Fatalf("Close: %v", err)
 	}

@@ -30,15 +30,9 @@ import (
 	"sync"
 	"time"
 
+	"ccload/clock"
 	"ccload/engine/failure"
 )
-
-// Clock is the time source; tests inject a fake one.
-type Clock interface{ Now() time.Time }
-
-type wallClock struct{}
-
-func (wallClock) Now() time.Time { return time.Now() }
 
 // Key names one cooling component. Only the parts of its scope are set:
 // ScopeKey uses Channel and KeyFP, ScopeModel Channel and Model, ScopeURL
@@ -170,7 +164,7 @@ type write struct {
 
 // Registry holds cooldowns in memory. The zero value is not usable; call New.
 type Registry struct {
-	clock Clock
+	clock clock.Clock
 	log   *slog.Logger
 
 	mu      sync.RWMutex
@@ -196,11 +190,11 @@ func WithLogger(l *slog.Logger) Option {
 
 // New returns an empty registry. clock nil means the wall clock; p may be
 // nil. With a Persister, call Close at shutdown to flush pending writes.
-func New(clock Clock, p Persister, opts ...Option) *Registry {
-	if clock == nil {
-		clock = wallClock{}
+func New(clk clock.Clock, p Persister, opts ...Option) *Registry {
+	if clk == nil {
+		clk = clock.Wall{}
 	}
-	r := &Registry{clock: clock, log: slog.Default(), entries: map[Key]*Entry{}}
+	r := &Registry{clock: clk, log: slog.Default(), entries: map[Key]*Entry{}}
 	for _, o := range opts {
 		o(r)
 	}

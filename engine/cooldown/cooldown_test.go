@@ -8,28 +8,12 @@ import (
 	"testing"
 	"time"
 
+	"ccload/clock"
 	"ccload/engine/failure"
 )
 
-// fakeClock is a clock tests move by hand; nothing here sleeps.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newClock() *fakeClock { return &fakeClock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)} }
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
+// newClock is a clock tests move by hand; nothing here sleeps.
+func newClock() *clock.Fake { return clock.NewFake(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)) }
 
 // policy mirrors config.DefaultRouting's cooldown.
 var policy = Policy{

@@ -1,0 +1,93 @@
+package cmd
+
+import (
+	"fmt"
+	"runtime"
+	"runtime/debug"
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+// Build is what package main knows about the binary: the commit and build
+// date that the Makefile and Dockerfile pass with -ldflags "-X main.…", and
+// the starter config it embeds (go:embed cannot reach ccload.example.yaml
+// from cmd/).
+type Build struct {
+	Commit, Date  string
+	ExampleConfig []byte
+}
+
+// versionInfo is `ccload version`: the module version (a tag for
+// `go install ccload@vX`, "(devel)" for a checkout), the commit and date
+// (from -ldflags, else the VCS stamp the go command records) and the Go
+// toolchain.
+type versionInfo struct {
+	Version, Commit, Date, Go string
+	Modified                  bool
+}
+
+// readVersion fills versionInfo from b and the binary's build info.
+func readVersion(b Build, bi *debug.BuildInfo, ok bool) versionInfo {
+	v := versionInfo{Version: "(devel)", Commit: b.Commit, Date: b.Date, Go: runtime.Version()}
+	if !ok {
+		return v
+	}
+	if bi.Main.Version != "" {
+		v.Version = bi.Main.Version
+	}
+	if bi.GoVersion != "" {
+		v.Go = bi.GoVersion
+	}
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			if v.Commit == "" {
+				v.Commit = s.Value
+			}
+		case "vcs.time":
+			if v.Date == "" {
+				v.Date = s.Value
+			}
+		case "vcs.modified":
+			v.Modified = s.Value == "true"
+		}
+	}
+	return v
+}
+
+func (v versionInfo) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "ccload %s\n", v.Version)
+	commit := v.Commit
+	if commit == "" {
+		commit = "unknown"
+	}
+	if v.Modified {
+		commit += " (modified)"
+	}
+	date := v.Date
+	if date == "" {
+		date = "unknown"
+	}
+	fmt.Fprintf(&b, "  commit:  %s\n  built:   %s\n  go:      %s %s/%s\n", commit, date, v.Go, runtime.GOOS, runtime.GOARCH)
+	return b.String()
+}
+
+// NewCmdVersion builds `ccload version` (also `ccload --version`).
+func NewCmdVersion(f *Factory) *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the version, commit, build date and Go version",
+		Args:  cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			_, err := fmt.Fprint(f.IO.Out, f.version())
+			return err
+		},
+	}
+}
+
+func (f *Factory) version() versionInfo {
+	bi, ok := debug.ReadBuildInfo()
+	return readVersion(f.Build, bi, ok)
+}
