@@ -201,41 +201,23 @@ func (e *Engine) attempt(ctx *fasthttp.RequestCtx, r *request, rt config.Route, 
 	whole := afterFunc(total, func() { cancel(errTotalTimeout) })
 	stopTimers := func() { firstByte.Stop(); whole.Stop() }
 
-	resp, err := e.upstream.do(upstreamRequest{
+	s := e.send(upstreamRequest{
 		ctx: reqCtx, proxy: ch.Proxy, body: body,
 		url:      protocol.UpstreamURL(up, u.URL, u.Exact, rt.Upstream, r.stream),
 		header:   func(h headerSetter) { r.setUpstreamHeaders(h, up, ch, ki) },
 		headerBy: headerDeadline(time.Now(), tm.FirstByte.D(), total),
 	})
-	if err != nil {
-		stopTimers()
-		cause := context.Cause(reqCtx)
-		cancel(nil)
-		var o failure.Outcome
-		switch err {
-		case errBadProxy:
-			o = failure.Outcome{Kind: failure.KindNetwork, Scope: failure.ScopeChannel, Retry: true, Message: err.Error()}
-		case errBadURL:
-			o = failure.Outcome{Kind: failure.KindNetwork, Scope: failure.ScopeURL, Retry: true, Message: err.Error()}
-		default:
-			o = failure.Classify(failure.Input{Err: err, Timeout: cause == errFirstByteTimeout || cause == errTotalTimeout, Now: e.clock.Now()})
-		}
-		at.end(e.clock.Now(), 0, o)
-		return attemptResult{outcome: o}
-	}
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		b, _ := io.ReadAll(io.LimitReader(resp.Body, errorPeekBytes))
-		resp.Body.Close()
+	if s.resp == nil {
 		stopTimers()
 		cancel(nil)
-		o := failure.Classify(failure.Input{Status: resp.StatusCode, Header: resp.Header.Get, Body: b, Now: e.clock.Now()})
-		at.end(e.clock.Now(), resp.StatusCode, o)
-		if o.ClientFault {
-			e.relayError(ctx, r, up, resp.StatusCode, b)
+		at.end(e.clock.Now(), s.status, s.outcome)
+		if s.outcome.ClientFault {
+			e.relayError(ctx, r, up, s.status, s.body)
 			return attemptResult{done: true}
 		}
-		return attemptResult{outcome: o, status: resp.StatusCode, body: b, family: up}
+		return attemptResult{outcome: s.outcome, status: s.status, body: s.body, family: up}
 	}
+	resp := s.resp
 
 	u2 := &upstreamCall{
 		route: rt, keyIndex: ki, urlIndex: ui, family: up, at: at,

@@ -1,10 +1,8 @@
 package engine
 
 import (
-	"bytes"
 	"context"
 	"io"
-	"net/http"
 	"time"
 
 	"github.com/tidwall/sjson"
@@ -92,27 +90,22 @@ func (e *Engine) RunProbe(ctx context.Context, snap *config.Snapshot, p Probe) P
 	if err != nil {
 		return done(failure.Outcome{Kind: failure.KindClient, ClientFault: true, Message: err.Error()}, 0)
 	}
-	client, err := e.upstream.client(ch.Proxy)
-	if err != nil {
-		return done(failure.Outcome{Kind: failure.KindNetwork, Scope: failure.ScopeChannel, Message: "bad proxy setting"}, 0)
-	}
-	target := protocol.UpstreamURL(fam, u.URL, u.Exact, p.Model.Upstream, p.Stream)
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, bytes.NewReader(body))
-	if err != nil {
-		return done(failure.Outcome{Kind: failure.KindNetwork, Scope: failure.ScopeURL, Message: "bad upstream URL"}, 0)
-	}
 	probeReq := &request{ep: endpoint{family: fam}, stream: p.Stream}
-	probeReq.setUpstreamHeaders(req.Header, fam, ch, p.Key)
-	resp, err := client.Do(req)
-	if err != nil {
-		return done(failure.Classify(failure.Input{Err: err, Timeout: ctx.Err() == context.DeadlineExceeded, Now: e.clock.Now()}), 0)
+	rq := upstreamRequest{
+		ctx: ctx, proxy: ch.Proxy, body: body,
+		url:    protocol.UpstreamURL(fam, u.URL, u.Exact, p.Model.Upstream, p.Stream),
+		header: func(h headerSetter) { probeReq.setUpstreamHeaders(h, fam, ch, p.Key) },
 	}
+	rq.headerBy, _ = ctx.Deadline()
+	s := e.send(rq)
+	if s.status != 0 {
+		res.TTFB = e.clock.Now().Sub(start)
+	}
+	if s.resp == nil {
+		return done(s.outcome, s.status)
+	}
+	resp := s.resp
 	defer resp.Body.Close()
-	res.TTFB = e.clock.Now().Sub(start)
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		b, _ := io.ReadAll(io.LimitReader(resp.Body, errorPeekBytes))
-		return done(failure.Classify(failure.Input{Status: resp.StatusCode, Header: resp.Header.Get, Body: b, Now: e.clock.Now()}), resp.StatusCode)
-	}
 	if !p.Stream || !isEventStream(resp.Header.Get("Content-Type")) {
 		b, err := io.ReadAll(io.LimitReader(resp.Body, maxUpstreamBody))
 		if err != nil {

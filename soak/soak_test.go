@@ -164,6 +164,7 @@ type outcome struct {
 	status int    // 0: no HTTP answer
 	ok     bool   // 200 and exactly the mock's text, once
 	why    string // failure description, when !ok
+	end    time.Time
 }
 
 // result is one soak run.
@@ -179,6 +180,7 @@ type result struct {
 	slowStreamsOK int
 	slowStreams   int
 	exitErr       error
+	term          time.Time // when SIGTERM was sent
 }
 
 func run(t *testing.T, bin, driver, dsn string, dur time.Duration, rate float64, clients int) *result {
@@ -284,6 +286,7 @@ func run(t *testing.T, bin, driver, dsn string, dur time.Duration, rate float64,
 	gate.Lock()
 	stopping = true
 	gate.Unlock()
+	res.term = time.Now()
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
@@ -314,8 +317,9 @@ func run(t *testing.T, bin, driver, dsn string, dur time.Duration, rate float64,
 
 // call sends one request and judges the answer: HTTP 200 with exactly the
 // mock's text, once (a duplicated or missing delta changes the text).
-func call(hc *http.Client, base, id string, f family, stream bool, marker string, firstEvent func()) outcome {
-	o := outcome{id: id, fam: f, stream: stream}
+func call(hc *http.Client, base, id string, f family, stream bool, marker string, firstEvent func()) (o outcome) {
+	o = outcome{id: id, fam: f, stream: stream}
+	defer func() { o.end = time.Now() }()
 	cr := newClientRequest(f, soakModel, soakToken, marker, stream)
 	req, _ := http.NewRequest("POST", base+cr.path, strings.NewReader(cr.body))
 	req.Header.Set("Content-Type", "application/json")
@@ -501,6 +505,16 @@ func (res *result) print(t *testing.T, st string, dur time.Duration, rate float6
 		}
 		b.WriteString("\n")
 	}
+	var noAnswer, noAnswerAfterTerm int
+	for _, o := range res.outcomes {
+		if o.status == 0 {
+			noAnswer++
+			if !o.end.Before(res.term) {
+				noAnswerAfterTerm++
+			}
+		}
+	}
+	fmt.Fprintf(&b, "  requests with no HTTP answer %d (%d of them ended after SIGTERM was sent)\n", noAnswer, noAnswerAfterTerm)
 	fmt.Fprintf(&b, "  reloads seen in /health: %d; streams open across SIGTERM completed: %d/%d\n", res.reloads, res.slowStreamsOK, res.slowStreams)
 	missing, dup := res.rowCounts()
 	fmt.Fprintf(&b, "  log rows: missing %d, duplicated %d, unknown %d; attempts with a wrong cooldown scope %d\n",
@@ -517,6 +531,10 @@ func (res *result) print(t *testing.T, st string, dur time.Duration, rate float6
 func (res *result) rowCounts() (missing, dup int) {
 	for _, o := range res.outcomes {
 		switch n := res.rows[o.id]; {
+		case n == 0 && o.status == 0:
+			// No HTTP answer: the gateway may never have read it (a
+			// keep-alive connection closed by the shutdown as the request
+			// went out); counted as a failure, not as a missing row.
 		case n == 0:
 			missing++
 		case n > 1:

@@ -1,0 +1,56 @@
+package engine
+
+import (
+	"context"
+	"io"
+
+	"ccload/engine/failure"
+)
+
+// sent is how the first phase of an upstream call ended: a 2xx answer
+// whose body the caller reads (and closes), or a classified failure.
+type sent struct {
+	resp    *upstreamResponse // a 2xx answer; nil on failure
+	status  int               // upstream HTTP status, 0 when none arrived
+	body    []byte            // the error body, up to errorPeekBytes
+	outcome failure.Outcome   // why it failed, when resp is nil
+}
+
+// send is the one send path of live attempts and probes (RunProbe), so a
+// probe acts exactly as a request would: the same client choice, proxy,
+// headers and cancellation, and the same classification of a setup or
+// transport failure or an error status. rq.ctx ends the call; when it was
+// ended by one of the attempt's timers or a deadline, the failure is a
+// timeout.
+func (e *Engine) send(rq upstreamRequest) sent {
+	resp, err := e.upstream.do(rq)
+	if err != nil {
+		var o failure.Outcome
+		switch err {
+		case errBadProxy:
+			o = failure.Outcome{Kind: failure.KindNetwork, Scope: failure.ScopeChannel, Retry: true, Message: err.Error()}
+		case errBadURL:
+			o = failure.Outcome{Kind: failure.KindNetwork, Scope: failure.ScopeURL, Retry: true, Message: err.Error()}
+		default:
+			o = failure.Classify(failure.Input{Err: err, Timeout: timedOut(rq.ctx), Now: e.clock.Now()})
+		}
+		return sent{outcome: o}
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, errorPeekBytes))
+		resp.Body.Close()
+		o := failure.Classify(failure.Input{Status: resp.StatusCode, Header: resp.Header.Get, Body: b, Now: e.clock.Now()})
+		return sent{status: resp.StatusCode, body: b, outcome: o}
+	}
+	return sent{resp: resp, status: resp.StatusCode}
+}
+
+// timedOut reports whether ctx was ended by a timer (an attempt's
+// first-byte or total timeout, a probe's deadline) rather than cancelled.
+func timedOut(ctx context.Context) bool {
+	switch context.Cause(ctx) {
+	case errFirstByteTimeout, errTotalTimeout, context.DeadlineExceeded:
+		return true
+	}
+	return false
+}
