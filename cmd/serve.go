@@ -92,6 +92,7 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 	logs := store.NewWriter(st, store.WriterOptions{QueueSize: snap.Storage.LogQueue})
 	retention := store.NewRetention(st, store.RetentionOptions{
 		Keep:   func() time.Duration { return src.Current().Storage.LogRetention.D() },
+		Clock:  opts.Clock,
 		Logger: log,
 	})
 	cds := cooldown.New(opts.Clock, engine.StorePersister(st))

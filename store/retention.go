@@ -5,6 +5,8 @@ import (
 	"log/slog"
 	"sync"
 	"time"
+
+	"ccload/clock"
 )
 
 // RetentionOptions tunes a Retention. Zero fields take their defaults.
@@ -19,8 +21,9 @@ type RetentionOptions struct {
 	// (default a minute), so an outage at the top of the hour does not
 	// postpone pruning by a whole hour.
 	RetryAfter time.Duration
-	// Now gives the current time (default time.Now).
-	Now func() time.Time
+	// Clock gives the current time, which the cutoff is computed from
+	// (nil = the wall clock).
+	Clock clock.Clock
 	// Logger receives one line per run that deleted rows or failed.
 	Logger *slog.Logger
 }
@@ -55,8 +58,8 @@ func NewRetention(st Store, opts RetentionOptions) *Retention {
 	if opts.RetryAfter <= 0 {
 		opts.RetryAfter = time.Minute
 	}
-	if opts.Now == nil {
-		opts.Now = time.Now
+	if opts.Clock == nil {
+		opts.Clock = clock.Wall{}
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
@@ -89,11 +92,11 @@ func (r *Retention) RunOnce(ctx context.Context) error {
 	var n int64
 	var err error
 	if keep > 0 {
-		n, err = r.st.PruneLogs(ctx, r.opts.Now().Add(-keep))
+		n, err = r.st.PruneLogs(ctx, r.opts.Clock.Now().Add(-keep))
 	}
 	r.mu.Lock()
 	r.stats.Keep = max(keep, 0)
-	r.stats.LastRun = r.opts.Now()
+	r.stats.LastRun = r.opts.Clock.Now()
 	r.stats.LastDeleted = n
 	r.stats.Deleted += n
 	r.stats.LastError = ""

@@ -2,10 +2,10 @@ package store_test
 
 import (
 	"context"
-	"sync"
 	"testing"
 	"time"
 
+	"ccload/clock"
 	"ccload/store"
 )
 
@@ -35,12 +35,11 @@ func testRetention(t *testing.T, open Opener) {
 		t.Fatal(err)
 	}
 
-	var clock atomicTime
-	clock.set(now)
+	clk := clock.NewFake(now)
 	r := store.NewRetention(s, store.RetentionOptions{
 		Keep:  func() time.Duration { return keep },
 		Every: 5 * time.Millisecond, // later runs, so that the test sees one
-		Now:   clock.get,
+		Clock: clk,
 	})
 	runCtx, stop := context.WithCancel(ctx)
 	done := make(chan struct{})
@@ -64,7 +63,7 @@ func testRetention(t *testing.T, open Opener) {
 
 	// Ten minutes later by the clock, the oldest recent rows have aged out
 	// and a later run deletes them, with no restart.
-	clock.set(now.Add(10 * time.Minute))
+	clk.Advance(10 * time.Minute)
 	eventually(t, "a later run to prune newly aged rows", func() bool { return r.Stats().Deleted > int64(len(old)) })
 	if left := allLogs(t, s); len(left) != len(recent)-9 {
 		t.Errorf("%d rows left after the clock moved 10 minutes; want %d", len(left), len(recent)-9)
@@ -100,13 +99,3 @@ func TestRetentionForeverKeepsEverything(t *testing.T) {
 		t.Errorf("stats %+v", st)
 	}
 }
-
-// atomicTime is a clock the test moves while another goroutine reads it.
-type atomicTime struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (a *atomicTime) set(t time.Time) { a.mu.Lock(); a.t = t; a.mu.Unlock() }
-
-func (a *atomicTime) get() time.Time { a.mu.Lock(); defer a.mu.Unlock(); return a.t }
