@@ -76,7 +76,8 @@ type CatalogInfo struct {
 // uses 0 for "free" and for "unknown" alike), are skipped and stay unpriced.
 //
 // Mapping to Price: input, output, cache_read and cache_write are taken as
-// they are (cache_write is the 5-minute write for Anthropic models); the
+// they are (cache_write is the 5-minute write for Anthropic models; an
+// absent cache price bills those tokens as input); the
 // lowest context tier ("tiers", or the older "context_over_200k" at 200K)
 // becomes the long-context tier when its rates are at least the standard
 // ones. Model ids are lower-cased; ids with a "provider/" prefix (as
@@ -167,7 +168,10 @@ func (m catalogModel) price() (Price, bool, error) {
 	if in == 0 && out == 0 {
 		return Price{}, false, nil
 	}
-	p := Price{Input: in, Output: out, CacheRead: val(c.CacheRead), CacheWrite: val(c.CacheWrite)}
+	// A cache price the catalog does not state bills those tokens as input,
+	// like the embedded table: never less than the provider may charge. A
+	// stated 0 (free cache storage, say) stays 0.
+	p := Price{Input: in, Output: out, CacheRead: valOr(c.CacheRead, in), CacheWrite: valOr(c.CacheWrite, in)}
 	for _, tier := range c.Tiers {
 		if err := tier.check(); err != nil {
 			return Price{}, false, fmt.Errorf("tiers: %w", err)
@@ -213,6 +217,13 @@ func (c *catalogCost) check() error {
 		}
 	}
 	return nil
+}
+
+func valOr(p *float64, def float64) float64 {
+	if p == nil {
+		return def
+	}
+	return *p
 }
 
 func val(p *float64) float64 {

@@ -20,7 +20,7 @@ func TestParseCatalog(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := CatalogInfo{Providers: 4, Models: 10, Priced: 7, Skipped: 2}
+	want := CatalogInfo{Providers: 4, Models: 11, Priced: 8, Skipped: 2}
 	if info != want {
 		t.Errorf("info = %+v, want %+v", info, want)
 	}
@@ -29,17 +29,20 @@ func TestParseCatalog(t *testing.T) {
 		want  Price
 	}{
 		// The maker's price wins over a reseller listing the same id.
-		{"deepseek-chat", Price{Input: 0.28, Output: 0.42, CacheRead: 0.028}},
-		// Aggregator ids keep their provider prefix.
-		{"deepseek/deepseek-chat", Price{Input: 0.3, Output: 0.9}},
-		{"reseller-only", Price{Input: 1, Output: 2}},
+		// An absent cache_write bills cache writes as input.
+		{"deepseek-chat", Price{Input: 0.28, Output: 0.42, CacheRead: 0.028, CacheWrite: 0.28}},
+		// Aggregator ids keep their provider prefix; no cache prices at all.
+		{"deepseek/deepseek-chat", Price{Input: 0.3, Output: 0.9, CacheRead: 0.3, CacheWrite: 0.3}},
+		{"reseller-only", Price{Input: 1, Output: 2, CacheRead: 1, CacheWrite: 1}},
 		// Ids are lower-cased like every table name.
-		{"catalog-only-model", Price{Input: 4, Output: 8, CacheRead: 0.4}},
+		{"catalog-only-model", Price{Input: 4, Output: 8, CacheRead: 0.4, CacheWrite: 4}},
 		// The lowest context tier is the long-context tier.
 		{"qwen-tiered", Price{Input: 0.5, Output: 3, CacheRead: 0.05, CacheWrite: 0.625,
 			LongContextThreshold: 256_000, LongInput: 2, LongOutput: 6}},
+		// A stated 0 is a price of 0.
+		{"free-storage", Price{Input: 1, Output: 2, CacheRead: 0.2}},
 		// The legacy field means "above 200K".
-		{"legacy-long", Price{Input: 1, Output: 2, LongContextThreshold: 200_000, LongInput: 2, LongOutput: 4}},
+		{"legacy-long", Price{Input: 1, Output: 2, CacheRead: 1, CacheWrite: 1, LongContextThreshold: 200_000, LongInput: 2, LongOutput: 4}},
 	}
 	for _, tt := range tests {
 		got, ok := cat.Lookup(tt.model)
