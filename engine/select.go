@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"sync"
 
 	"ccload/config"
 	"ccload/engine/cooldown"
@@ -139,9 +140,21 @@ func urlScope(ch *config.Channel, i int) cooldown.Key {
 // the masked URL plus " #" and 8 hex digits of the full URL's sha256, so
 // two URLs that differ only in their key stay apart (issue 16).
 func urlID(raw string) string {
+	if id, ok := urlIDs.Load(raw); ok {
+		return id.(string)
+	}
 	sum := sha256.Sum256([]byte(raw))
-	return config.MaskURL(raw) + " #" + hex.EncodeToString(sum[:4])
+	id := config.MaskURL(raw) + " #" + hex.EncodeToString(sum[:4])
+	urlIDs.Store(raw, id)
+	return id
 }
+
+// urlIDs memoizes urlID, a pure function of a configured URL that every
+// attempt asks several times (cooldown scopes of each URL of each route):
+// masking parses the URL and runs regexps, a tenth of a request's
+// allocations (perf, issue 12). Its keys are URLs from config files, so it
+// stays as small as they are.
+var urlIDs sync.Map // raw URL -> urlID
 
 // URLOfID is the masked URL inside a urlID, for display and matching.
 func URLOfID(id string) string {
