@@ -8,6 +8,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"ccload/adminapi"
+	"ccload/engine"
 	"ccload/engine/cooldown"
 	"ccload/engine/failure"
 	"ccload/store"
@@ -224,5 +225,5 @@ func matches(req adminapi.ClearRequest, k cooldown.Key) bool {
 	eq := func(want, have string) bool { return want == "" || want == have }
 	fp, _, _ := strings.Cut(k.KeyFP, "#")
 	return eq(req.Scope, string(k.Scope)) && eq(req.Channel, k.Channel) && (eq(req.Key, k.KeyFP) || req.Key == fp) &&
-		eq(req.Model, k.Model) && (req.URL == "" || req.URL == k.URL || req.URL == maskURL(k.URL))
+		eq(req.Model, k.Model) && (req.URL == "" || req.URL == k.URL || req.URL == engine.URLOfID(k.URL) || maskURL(req.URL) == engine.URLOfID(k.URL))
 }

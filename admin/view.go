@@ -2,9 +2,7 @@ package admin
 
 import (
 	"encoding/json"
-	"net/url"
 	"slices"
-	"strings"
 	"time"
 
 	"ccload/adminapi"
@@ -17,37 +15,9 @@ import (
 // secret goes through config.Fingerprint or maskURL here, so the handlers
 // never see one in a form that could be marshalled.
 
-// maskURL hides what a URL may carry as a credential: the userinfo password
-// and the query values (Gemini-style ?key=) become fingerprints. A URL that
-// does not parse is fingerprinted whole.
-func maskURL(raw string) string {
-	if raw == "" {
-		return ""
-	}
-	u, err := url.Parse(raw)
-	if err != nil {
-		return config.Fingerprint(raw)
-	}
-	if u.User != nil {
-		if pw, ok := u.User.Password(); ok {
-			u.User = url.UserPassword(u.User.Username(), config.Fingerprint(pw))
-		} else {
-			u.User = url.User(config.Fingerprint(u.User.Username()))
-		}
-	}
-	if u.RawQuery != "" {
-		q := u.Query()
-		for k, vs := range q {
-			for i, v := range vs {
-				vs[i] = config.Fingerprint(v)
-			}
-			q[k] = vs
-		}
-		u.RawQuery = q.Encode()
-	}
-	// The fingerprint's "…" would come out escaped; keep it readable.
-	return strings.ReplaceAll(u.String(), "%E2%80%A6", "…")
-}
+// maskURL is config.MaskURL (URLs recorded by the engine are masked
+// already; masking is idempotent).
+func maskURL(raw string) string { return config.MaskURL(raw) }
 
 func channelConfig(ch *config.Channel) adminapi.ChannelConfig {
 	c := adminapi.ChannelConfig{
@@ -154,7 +124,7 @@ func configView(snap *config.Snapshot) adminapi.ConfigView {
 func cooldownView(e cooldown.Entry, now time.Time) adminapi.Cooldown {
 	return adminapi.Cooldown{
 		Scope: string(e.Key.Scope), Channel: e.Key.Channel, Key: e.Key.KeyFP, Model: e.Key.Model,
-		URL: maskURL(e.Key.URL), Until: e.Until, SecondsLeft: secondsLeft(e.Until, now),
+		URL: engine.URLOfID(e.Key.URL), Until: e.Until, SecondsLeft: secondsLeft(e.Until, now),
 		Strikes: e.Strikes, Kind: string(e.Kind), Reason: e.Reason,
 	}
 }

@@ -157,7 +157,7 @@ var probeTSVHeader = []string{"channel", "model", "upstream_model", "url", "key"
 	"status", "ttfb_ms", "total_ms", "result", "kind", "scope", "message"}
 
 // writeProbeTSV is the form for scripts: a header line, then one line per
-// probe with full URLs and plain numbers.
+// probe with URLs masked (config.MaskURL) and plain numbers.
 func writeProbeTSV(w io.Writer, results []engine.ProbeResult) error {
 	clean := strings.NewReplacer("\t", " ", "\n", " ", "\r", " ")
 	if _, err := fmt.Fprintln(w, strings.Join(probeTSVHeader, "\t")); err != nil {

@@ -120,6 +120,7 @@ func (e *Engine) strike(r *request, rt config.Route, ki, ui int, o failure.Outco
 func (e *Engine) strikeScope(snap *config.Snapshot, rt config.Route, ki, ui int, o failure.Outcome) {
 	ch := rt.Channel
 	pol := cooldownPolicy(snap.Routing.Cooldown)
+	o.Message = e.redactor(snap).Message(o.Message) // the reason is stored and shown
 	var siblings []cooldownKey
 	switch o.Scope {
 	case failure.ScopeKey:
@@ -309,6 +310,7 @@ func (e *Engine) succeeded(r *request, c *upstreamCall, now time.Time) {
 // relayError hands an upstream client-fault error (400, 413, 422) to the
 // client at once, in the client's shape.
 func (e *Engine) relayError(ctx *fasthttp.RequestCtx, r *request, up protocol.Family, status int, body []byte) {
+	body = r.rec.red.Body(body)
 	out := body
 	if up != r.ep.family {
 		out = convert.ConvertError(up, r.ep.family, status, body)
@@ -316,7 +318,7 @@ func (e *Engine) relayError(ctx *fasthttp.RequestCtx, r *request, up protocol.Fa
 	ctx.SetStatusCode(status)
 	ctx.SetContentType("application/json")
 	ctx.SetBody(out)
-	r.rec.fail(status, truncate(string(body), 500), false)
+	r.rec.fail(status, string(body), false)
 	e.finish(r)
 }
 

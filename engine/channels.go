@@ -107,7 +107,7 @@ func (e *Engine) Sweep(snap *config.Snapshot) {
 			return false
 		case failure.ScopeURL:
 			for _, u := range ch.URLs {
-				if u.URL == k.URL {
+				if urlID(u.URL) == k.URL {
 					return true
 				}
 			}

@@ -87,6 +87,7 @@ type Engine struct {
 	started    time.Time
 	retention  interface{ Stats() store.RetentionStats }
 
+	redact       atomic.Pointer[snapRedactor]
 	inflight     atomic.Int64
 	unauthorized atomic.Int64
 	noLogs       atomic.Int64
@@ -133,7 +134,7 @@ func (e *Engine) Cooldowns() *cooldown.Registry { return e.cooldowns }
 func (e *Engine) Handler(extra fasthttp.RequestHandler) fasthttp.RequestHandler {
 	return func(ctx *fasthttp.RequestCtx) {
 		if badPath(ctx.URI().PathOriginal()) {
-			writeError(ctx, protocol.OpenAI, &clientError{Status: 400, Msg: "request path has dot segments or an encoded slash"})
+			writeError(ctx, protocol.OpenAI, &clientError{Status: 400, Msg: "request path has dot segments"})
 			return
 		}
 		if e.route(ctx) {

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"ccload/engine"
 	"ccload/engine/cooldown"
 	"ccload/engine/failure"
 	"ccload/mockupstream"
@@ -252,7 +253,7 @@ func TestFailoverRefusedURLThenNextURL(t *testing.T) {
 	if got := strings.Join(env.keysSeen(), ","); got != "key-a1-000000" {
 		t.Fatalf("served by %s, want channel a's second URL", got)
 	}
-	if cd := env.cooling(failure.ScopeURL, "a"); len(cd) != 1 || cd[0].Key.URL != "http://127.0.0.1:1" {
+	if cd := env.cooling(failure.ScopeURL, "a"); len(cd) != 1 || engine.URLOfID(cd[0].Key.URL) != "http://127.0.0.1:1" {
 		t.Fatalf("url cooldowns %+v", cd)
 	}
 }

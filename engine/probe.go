@@ -73,16 +73,16 @@ func (e *Engine) RunProbe(ctx context.Context, snap *config.Snapshot, p Probe) P
 	if len(u.Protocols) > 0 {
 		fam = u.Protocols[0]
 	}
-	res := ProbeResult{Channel: ch.Name, Model: p.Model.Name, Upstream: p.Model.Upstream, URL: u.URL,
+	res := ProbeResult{Channel: ch.Name, Model: p.Model.Name, Upstream: p.Model.Upstream, URL: config.MaskURL(u.URL),
 		Key: ch.Keys[p.Key].String(), Protocol: fam, Stream: p.Stream}
 	start := e.clock.Now()
 	done := func(o failure.Outcome, status int) ProbeResult {
 		res.Total = e.clock.Now().Sub(start)
 		res.TotalMs, res.TTFBMs = res.Total.Milliseconds(), res.TTFB.Milliseconds()
 		res.Status, res.OK = status, o.OK()
-		res.Kind, res.Scope, res.Message = o.Kind, o.Scope, o.Message
+		res.Kind, res.Scope, res.Message = o.Kind, o.Scope, e.redactor(snap).Message(o.Message)
 		if o.ClientFault {
-			res.Message = "rejected as a bad request: " + o.Message
+			res.Message = "rejected as a bad request: " + res.Message
 		}
 		return res
 	}

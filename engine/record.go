@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"ccload/config"
 	"ccload/engine/cooldown"
 	"ccload/engine/failure"
 	"ccload/protocol"
@@ -25,6 +26,8 @@ type record struct {
 	model          string
 	stream         bool
 
+	// red scrubs every upstream-derived string the row holds.
+	red      *failure.Redactor
 	attempts []*attemptLog
 	winner   *attemptLog
 	ttfb     time.Duration
@@ -52,6 +55,7 @@ type attemptLog struct {
 	Error         string          `json:"error,omitempty"`
 	start         time.Time
 	mu            *sync.Mutex
+	red           *failure.Redactor
 
 	// Notes say what the request conversion dropped or approximated for
 	// this upstream (issue 18: preferences are noted, not refused).
@@ -59,7 +63,7 @@ type attemptLog struct {
 }
 
 func (rec *record) begin(channel, keyFP, url string, fam protocol.Family, model string, now time.Time) *attemptLog {
-	a := &attemptLog{Channel: channel, KeyFP: keyFP, URL: url, Protocol: fam, UpstreamModel: model, start: now, mu: &rec.mu}
+	a := &attemptLog{Channel: channel, KeyFP: keyFP, URL: config.MaskURL(url), Protocol: fam, UpstreamModel: model, start: now, mu: &rec.mu, red: rec.red}
 	rec.mu.Lock()
 	rec.attempts = append(rec.attempts, a)
 	rec.mu.Unlock()
@@ -81,7 +85,7 @@ func (a *attemptLog) end(now time.Time, status int, o failure.Outcome) {
 	defer a.mu.Unlock()
 	a.Status = status
 	a.Kind, a.Scope = o.Kind, o.Scope
-	a.Error = o.Message
+	a.Error = a.red.Message(o.Message)
 	a.DurationMs = now.Sub(a.start).Milliseconds()
 }
 
@@ -99,7 +103,7 @@ func (rec *record) fail(status int, msg string, cutShort bool) {
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
 	rec.status = status
-	rec.errText = msg
+	rec.errText = rec.red.Message(msg)
 	rec.cutShort = cutShort
 }
 

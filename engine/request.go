@@ -49,17 +49,14 @@ func (e *Engine) newRequest(ctx *fasthttp.RequestCtx, ep endpoint, snap *config.
 		start:    e.clock.Now(),
 		clientIP: clientIP(ctx),
 	}
-	ctx.Request.Header.VisitAll(func(k, v []byte) {
-		if forwardable(string(k)) {
-			r.header = append(r.header, [2]string{string(k), string(v)})
-		}
-	})
+	r.header = forwardHeaders(&ctx.Request.Header)
 	r.rec = record{
 		id:             string(ctx.Request.Header.Peek("x-request-id")),
 		start:          r.start,
 		token:          tok.Name,
 		clientProtocol: string(ep.family),
 		clientIP:       r.clientIP,
+		red:            e.redactor(snap),
 	}
 	return r
 }

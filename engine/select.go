@@ -131,7 +131,24 @@ func keyID(k config.Secret) string {
 }
 
 func urlScope(ch *config.Channel, i int) cooldown.Key {
-	return cooldown.Key{Scope: failure.ScopeURL, Channel: ch.Name, URL: ch.URLs[i].URL}
+	return cooldown.Key{Scope: failure.ScopeURL, Channel: ch.Name, URL: urlID(ch.URLs[i].URL)}
+}
+
+// urlID identifies a URL in cooldowns (kept in memory, in the database and
+// shown by /admin) without the credentials it may carry (?key=, user:pass@):
+// the masked URL plus " #" and 8 hex digits of the full URL's sha256, so
+// two URLs that differ only in their key stay apart (issue 16).
+func urlID(raw string) string {
+	sum := sha256.Sum256([]byte(raw))
+	return config.MaskURL(raw) + " #" + hex.EncodeToString(sum[:4])
+}
+
+// URLOfID is the masked URL inside a urlID, for display and matching.
+func URLOfID(id string) string {
+	if i := strings.LastIndex(id, " #"); i >= 0 {
+		return id[:i]
+	}
+	return id
 }
 
 func modelScope(ch *config.Channel, upstreamModel string) cooldown.Key {

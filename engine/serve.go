@@ -81,12 +81,12 @@ func (r *request) admit() *clientError {
 	if limit := int(r.snap.Server.MaxBodyBytes); limit > 0 && len(r.body) > limit {
 		return &clientError{Status: 413, Msg: fmt.Sprintf("request body is %d bytes, over the server.max_body_bytes limit of %d", len(r.body), limit)}
 	}
+	if ce := checkInput(r.body); ce != nil {
+		return ce
+	}
 	if r.ep.model != "" { // Gemini: model and stream come from the path
 		r.model, r.stream = r.ep.model, r.ep.stream
 	} else {
-		if !gjson.ValidBytes(r.body) {
-			return &clientError{Status: 400, Msg: "request body is not valid JSON"}
-		}
 		m := gjson.GetBytes(r.body, "model")
 		if m.Type != gjson.String || m.Str == "" {
 			return &clientError{Status: 400, Msg: `request body has no "model" string`}
@@ -96,6 +96,9 @@ func (r *request) admit() *clientError {
 		if r.ep.family == protocol.OpenAI && r.stream {
 			r.chatUsage = gjson.GetBytes(r.body, "stream_options.include_usage").Bool()
 		}
+	}
+	if strings.IndexFunc(r.model, isControl) >= 0 {
+		return &clientError{Status: 400, Msg: "the model name holds control characters"}
 	}
 	r.rec.model, r.rec.stream = r.model, r.stream
 	t := r.token
@@ -140,6 +143,7 @@ func (e *Engine) allowedRoutes(r *request) []config.Route {
 // reject answers a request that never reached an upstream and logs it with
 // the reason (design §5.7: rejected requests get a row too).
 func (e *Engine) reject(ctx *fasthttp.RequestCtx, r *request, ce *clientError) {
+	ce = &clientError{Status: ce.Status, Msg: r.rec.red.Client(ce.Msg)}
 	writeError(ctx, r.ep.family, ce)
 	r.rec.fail(ce.Status, ce.Msg, false)
 	e.finish(r)

@@ -116,18 +116,22 @@ func (e *Engine) ErrorHandler(ctx *fasthttp.RequestCtx, err error) {
 	e.reject(ctx, r, ce)
 }
 
-// badPath reports a request path with dot segments ("/..", "/.", also
-// percent-encoded) or an encoded slash. fasthttp would normalise
+// badPath reports a request path with dot segments ("/..", "/."), also
+// percent-encoded ("%2e%2e", "..%2f"). fasthttp would normalise
 // /v1beta/models/../../admin/x into the admin API; no client of ours sends
-// such a path, so it is refused instead of resolved.
+// such a path, so it is refused instead of resolved. Encoded slashes alone
+// are fine (admin channel names may hold one).
 func badPath(raw []byte) bool {
 	p := string(raw)
 	if i := strings.IndexByte(p, '?'); i >= 0 {
 		p = p[:i]
 	}
-	for seg := range strings.SplitSeq(p, "/") {
-		s, err := url.PathUnescape(seg)
-		if err != nil || s == "." || s == ".." || strings.ContainsAny(s, "/\\") {
+	u, err := url.PathUnescape(p)
+	if err != nil {
+		return true
+	}
+	for seg := range strings.SplitSeq(strings.ReplaceAll(u, "\\", "/"), "/") {
+		if seg == "." || seg == ".." {
 			return true
 		}
 	}

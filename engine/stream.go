@@ -81,7 +81,7 @@ func (e *Engine) relay(w *bufio.Writer, r *request, c *upstreamCall, rd *protoco
 	var werr error
 	emit := func(b []byte) {
 		if werr == nil {
-			_, werr = w.Write(b)
+			_, werr = w.Write(redactEvent(r.rec.red, b))
 		}
 	}
 	flush := func() bool {

@@ -22,8 +22,9 @@ import (
 const token = "sk-ccload-security-token-0123456789"
 
 // channelKey is the upstream key of every test channel: a leak of it in
-// any output is what the redaction tests look for.
-const channelKey = "sk-upstream-secret-KEY-9f8e7d6c5b4a"
+// any output is what the redaction tests look for. Its shape matches no
+// credential pattern, so only redaction of the exact key catches it.
+const channelKey = "upk-Zq81mXv0Lr2Pa9Tw"
 
 // adminPassword is the dashboard password of every test config.
 const adminPassword = "admin-pw-Security-1"
@@ -159,3 +160,56 @@ func (s *server) logs(t *testing.T, n int) []store.LogRow {
 }
 
 const anthropicBody = `{"model":"claude-x","max_tokens":8,"messages":[{"role":"user","content":"hi"}]}`
+
+// leaks returns the secrets found in the server's database files (rows,
+// attempts, cooldowns, whatever page they sit on) and its stderr.
+func (s *server) leaks(t *testing.T, secrets ...string) []string {
+	t.Helper()
+	var found []string
+	var all []byte
+	for _, suffix := range []string{"", "-wal", "-journal"} {
+		b, err := os.ReadFile(s.DB + suffix)
+		if err == nil {
+			all = append(all, b...)
+		}
+	}
+	for _, sec := range secrets {
+		if bytes.Contains(all, []byte(sec)) {
+			found = append(found, "database: "+sec)
+		}
+		if strings.Contains(s.Stderr.String(), sec) {
+			found = append(found, "stderr: "+sec)
+		}
+	}
+	return found
+}
+
+// cooldowns waits until the server has stored at least n cooldowns.
+func (s *server) cooldowns(t *testing.T, n int) []store.Cooldown {
+	t.Helper()
+	st, err := store.Open(context.Background(), "sqlite", s.DB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		cds, err := st.ListCooldowns(context.Background(), time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(cds) >= n {
+			return cds
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("got %d stored cooldowns, want %d", len(cds), n)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// adminGet calls an admin endpoint with the password as a Bearer token.
+func adminGet(t *testing.T, s *server, path string) (*http.Response, string) {
+	t.Helper()
+	return do(t, "GET", s.URL+path, "", map[string]string{"Authorization": "Bearer " + adminPassword})
+}

@@ -68,3 +68,84 @@ func looksRandom(t string) bool {
 	}
 	return digits >= 4 && letters >= 4
 }
+
+// urlUserinfoRe finds credentials inside URLs quoted in free text
+// (transport errors quote the URL they dialled).
+var urlUserinfoRe = regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.\-]*://)[^/\s:@"']+:[^/\s@"']+@`)
+
+// addressRes find upstream addresses in text meant for a client: URLs and
+// host:port pairs (design: no upstream address reaches a client).
+var addressRes = []*regexp.Regexp{
+	regexp.MustCompile(`[A-Za-z][A-Za-z0-9+.\-]*://[^\s"'<>]+`),
+	regexp.MustCompile(`\b(?:\d{1,3}\.){3}\d{1,3}(?::\d+)?\b`),
+	regexp.MustCompile(`\[[0-9A-Fa-f:]+\](?::\d+)?`),
+	regexp.MustCompile(`\b[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)+:\d{2,5}\b`),
+}
+
+// Redactor is the one point every upstream-derived string passes through
+// before it reaches a client, a log row, a cooldown, an event or stdout
+// (issue 16). Beyond the credential patterns of cleanMessage it removes
+// the exact secrets it was built with: every channel key and URL
+// credential of the config, because an upstream may echo the key it got
+// verbatim, in a shape no pattern knows. A nil *Redactor applies the
+// patterns only.
+type Redactor struct {
+	exact *strings.Replacer
+}
+
+// minSecret is the shortest secret replaced verbatim; shorter ones would
+// hit ordinary words.
+const minSecret = 8
+
+// NewRedactor builds a Redactor for secrets (duplicates and short ones are
+// ignored).
+func NewRedactor(secrets []string) *Redactor {
+	seen := map[string]bool{}
+	var pairs []string
+	for _, s := range secrets {
+		if len(s) < minSecret || seen[s] {
+			continue
+		}
+		seen[s] = true
+		pairs = append(pairs, s, redacted)
+	}
+	if len(pairs) == 0 {
+		return &Redactor{}
+	}
+	return &Redactor{exact: strings.NewReplacer(pairs...)}
+}
+
+func (r *Redactor) replaceExact(s string) string {
+	if r == nil || r.exact == nil {
+		return s
+	}
+	return r.exact.Replace(s)
+}
+
+// Message is s fit for a log row, a cooldown reason or an event: secrets
+// removed, whitespace collapsed, at most maxMessage bytes.
+func (r *Redactor) Message(s string) string {
+	return cleanMessage(urlUserinfoRe.ReplaceAllString(r.replaceExact(s), "${1}"+redacted+"@"))
+}
+
+// Client is Message for a client's eyes: upstream URLs and host:port pairs
+// are also removed.
+func (r *Redactor) Client(s string) string {
+	s = r.Message(s)
+	for _, re := range addressRes {
+		s = re.ReplaceAllString(s, "[upstream]")
+	}
+	return s
+}
+
+// Body is an upstream body (or stream event) with secrets removed and
+// nothing else changed: it is relayed to the client as it is. Key-like
+// runs are left alone here; in JSON they may be ids the client needs.
+func (r *Redactor) Body(b []byte) []byte {
+	s := r.replaceExact(string(b))
+	s = urlUserinfoRe.ReplaceAllString(s, "${1}"+redacted+"@")
+	for _, re := range secretRes {
+		s = re.re.ReplaceAllString(s, re.repl)
+	}
+	return []byte(s)
+}
