@@ -47,6 +47,7 @@ func (e *Engine) attemptLoop(ctx *fasthttp.RequestCtx, r *request, routes []conf
 	hs := r.snap.Routing.HealthScore
 	ordered := e.orderRoutes(routes, func(ch *config.Channel) float64 { return e.effectivePriority(ch, hs, now) })
 	p := e.plan(r, ordered, now)
+	e.preferPinned(r, &p, now)
 	var last *attemptResult
 	for _, c := range p.usable {
 		if r.attempts >= max(r.snap.Routing.MaxAttempts, 1) {
@@ -89,6 +90,8 @@ func (e *Engine) tryRoute(ctx *fasthttp.RequestCtx, r *request, c candidate, p *
 	}()
 	maxAttempts := max(r.snap.Routing.MaxAttempts, 1)
 	keys, urls := e.keyOrder(ch, c.anyway), e.urlOrder(ch, c.anyway)
+	keys = pinnedFirst(r, ch, keys, func(i int) string { return e.state.keyID(ch.Keys[i]) }, r.pin.Key)
+	urls = pinnedFirst(r, ch, urls, func(i int) string { return ch.URLs[i].URL }, r.pin.URL)
 	for ki, ui := 0, 0; ki < len(keys) && ui < len(urls) && r.attempts < maxAttempts; {
 		e.claimTrials(c.route, keys[ki], urls[ui])
 		res := e.attempt(ctx, r, c.route, keys[ki], urls[ui])
@@ -194,19 +197,19 @@ func (e *Engine) attempt(ctx *fasthttp.RequestCtx, r *request, rt config.Route, 
 	}
 	reqCtx, cancel := context.WithCancelCause(context.Background())
 	tm := r.snap.Routing.Timeouts
-	firstByte := afterFunc(tm.FirstByte.D(), func() { cancel(errFirstByteTimeout) })
+	stopFirstByte := e.afterFunc(tm.FirstByte.D(), func() { cancel(errFirstByteTimeout) })
 	total := tm.NonStream.D()
 	if r.stream {
 		total = tm.Stream.D()
 	}
-	whole := afterFunc(total, func() { cancel(errTotalTimeout) })
-	stopTimers := func() { firstByte.Stop(); whole.Stop() }
+	stopWhole := e.afterFunc(total, func() { cancel(errTotalTimeout) })
+	stopTimers := func() { stopFirstByte(); stopWhole() }
 
 	s := e.send(upstreamRequest{
 		ctx: reqCtx, proxy: ch.Proxy, body: body,
 		url:      protocol.UpstreamURL(up, u.URL, u.Exact, rt.Upstream, r.stream),
 		header:   func(h headerSetter) { r.setUpstreamHeaders(h, up, ch, ki) },
-		headerBy: headerDeadline(time.Now(), tm.FirstByte.D(), total),
+		headerBy: e.headerDeadline(tm.FirstByte.D(), total),
 	})
 	if s.resp == nil {
 		stopTimers()
@@ -222,7 +225,7 @@ func (e *Engine) attempt(ctx *fasthttp.RequestCtx, r *request, rt config.Route, 
 
 	u2 := &upstreamCall{
 		route: rt, keyIndex: ki, urlIndex: ui, family: up, at: at,
-		resp: resp, cancel: cancel, stopTimers: stopTimers, firstByte: firstByte, started: at.start,
+		resp: resp, cancel: cancel, stopTimers: stopTimers, stopFirstByte: stopFirstByte, started: at.start,
 	}
 	if !r.stream || !isEventStream(resp.Header.Get("Content-Type")) {
 		return e.finishJSON(ctx, r, u2)
@@ -241,8 +244,9 @@ type upstreamCall struct {
 	resp       *upstreamResponse
 	cancel     context.CancelCauseFunc
 	stopTimers func()
-	firstByte  *time.Timer
-	started    time.Time
+	// stopFirstByte stops the first-byte timer once content arrived.
+	stopFirstByte func()
+	started       time.Time
 }
 
 // finishJSON reads a whole non-stream answer, checks it is not an error in
@@ -302,6 +306,7 @@ func (e *Engine) succeeded(r *request, c *upstreamCall, now time.Time) {
 	e.cooldowns.Success(modelScope(ch, c.route.Upstream))
 	e.cooldowns.Success(channelScope(ch)) // ends a promoted cooldown or its half-open trial
 	r.rec.won(c, now.Sub(r.start))
+	e.repin(r, c, now)
 	if e.bus.Active() {
 		e.bus.publish(r.event("first_byte", now))
 	}
@@ -436,27 +441,6 @@ func isTimeout(err error) bool {
 }
 
 // headerDeadline is when the first of the attempt's timers would fire
-// (zero: neither is set): the wait for response headers ends then.
-func headerDeadline(start time.Time, firstByte, total time.Duration) time.Time {
-	d := firstByte
-	if d <= 0 || (total > 0 && total < d) {
-		d = total
-	}
-	if d <= 0 {
-		return time.Time{}
-	}
-	return start.Add(d)
-}
-
-// afterFunc is time.AfterFunc for d > 0 and a stopped timer otherwise.
-func afterFunc(d time.Duration, f func()) *time.Timer {
-	if d <= 0 {
-		t := time.AfterFunc(time.Hour, f)
-		t.Stop()
-		return t
-	}
-	return time.AfterFunc(d, f)
-}
 
 func truncate(s string, n int) string {
 	if len(s) <= n {
