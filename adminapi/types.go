@@ -357,6 +357,11 @@ type AttemptLog struct {
 	Scope         string `json:"scope,omitempty"`
 	DurationMs    int64  `json:"duration_ms"`
 	Error         string `json:"error,omitempty"`
+
+	// Notes say what the request conversion for this upstream dropped or
+	// approximated (e.g. "parallel_tool_calls: false dropped: gemini
+	// upstreams cannot forbid parallel calls"); absent when none.
+	Notes []string `json:"notes,omitempty"`
 }
 
 // StatsResponse is GET /admin/stats.

@@ -19,8 +19,9 @@ func (Wall) Now() time.Time { return time.Now() }
 
 // Fake is a clock that moves only when told to; safe for concurrent use.
 type Fake struct {
-	mu sync.Mutex
-	t  time.Time
+	mu     sync.Mutex
+	t      time.Time
+	timers []*fakeTimer // pending AfterFunc calls (timer.go)
 }
 
 // NewFake returns a Fake stopped at t.
@@ -33,9 +34,14 @@ func (c *Fake) Now() time.Time {
 	return c.t
 }
 
-// Advance moves the clock forward by d.
+// Advance moves the clock forward by d and starts the AfterFunc calls
+// that became due.
 func (c *Fake) Advance(d time.Duration) {
 	c.mu.Lock()
 	c.t = c.t.Add(d)
+	due := c.dueLocked()
 	c.mu.Unlock()
+	for _, f := range due {
+		go f()
+	}
 }

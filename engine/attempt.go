@@ -197,19 +197,19 @@ func (e *Engine) attempt(ctx *fasthttp.RequestCtx, r *request, rt config.Route, 
 	}
 	reqCtx, cancel := context.WithCancelCause(context.Background())
 	tm := r.snap.Routing.Timeouts
-	firstByte := afterFunc(tm.FirstByte.D(), func() { cancel(errFirstByteTimeout) })
+	stopFirstByte := e.afterFunc(tm.FirstByte.D(), func() { cancel(errFirstByteTimeout) })
 	total := tm.NonStream.D()
 	if r.stream {
 		total = tm.Stream.D()
 	}
-	whole := afterFunc(total, func() { cancel(errTotalTimeout) })
-	stopTimers := func() { firstByte.Stop(); whole.Stop() }
+	stopWhole := e.afterFunc(total, func() { cancel(errTotalTimeout) })
+	stopTimers := func() { stopFirstByte(); stopWhole() }
 
 	s := e.send(upstreamRequest{
 		ctx: reqCtx, proxy: ch.Proxy, body: body,
 		url:      protocol.UpstreamURL(up, u.URL, u.Exact, rt.Upstream, r.stream),
 		header:   func(h headerSetter) { r.setUpstreamHeaders(h, up, ch, ki) },
-		headerBy: headerDeadline(time.Now(), tm.FirstByte.D(), total),
+		headerBy: e.headerDeadline(tm.FirstByte.D(), total),
 	})
 	if s.resp == nil {
 		stopTimers()
@@ -225,7 +225,7 @@ func (e *Engine) attempt(ctx *fasthttp.RequestCtx, r *request, rt config.Route, 
 
 	u2 := &upstreamCall{
 		route: rt, keyIndex: ki, urlIndex: ui, family: up, at: at,
-		resp: resp, cancel: cancel, stopTimers: stopTimers, firstByte: firstByte, started: at.start,
+		resp: resp, cancel: cancel, stopTimers: stopTimers, stopFirstByte: stopFirstByte, started: at.start,
 	}
 	if !r.stream || !isEventStream(resp.Header.Get("Content-Type")) {
 		return e.finishJSON(ctx, r, u2)
@@ -244,8 +244,9 @@ type upstreamCall struct {
 	resp       *upstreamResponse
 	cancel     context.CancelCauseFunc
 	stopTimers func()
-	firstByte  *time.Timer
-	started    time.Time
+	// stopFirstByte stops the first-byte timer once content arrived.
+	stopFirstByte func()
+	started       time.Time
 }
 
 // finishJSON reads a whole non-stream answer, checks it is not an error in
@@ -439,27 +440,6 @@ func isTimeout(err error) bool {
 }
 
 // headerDeadline is when the first of the attempt's timers would fire
-// (zero: neither is set): the wait for response headers ends then.
-func headerDeadline(start time.Time, firstByte, total time.Duration) time.Time {
-	d := firstByte
-	if d <= 0 || (total > 0 && total < d) {
-		d = total
-	}
-	if d <= 0 {
-		return time.Time{}
-	}
-	return start.Add(d)
-}
-
-// afterFunc is time.AfterFunc for d > 0 and a stopped timer otherwise.
-func afterFunc(d time.Duration, f func()) *time.Timer {
-	if d <= 0 {
-		t := time.AfterFunc(time.Hour, f)
-		t.Stop()
-		return t
-	}
-	return time.AfterFunc(d, f)
-}
 
 func truncate(s string, n int) string {
 	if len(s) <= n {

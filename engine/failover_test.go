@@ -6,11 +6,13 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"ccload/clock"
 	"ccload/engine"
 	"ccload/engine/cooldown"
 	"ccload/engine/failure"
@@ -46,6 +48,7 @@ type failoverEnv struct {
 	g     *gateway
 	mock  *mockupstream.Server
 	calls atomic.Int64
+	clock *clock.Fake // with the "fake-clock" option: the engine's clock and timers
 }
 
 // startFailover serves failoverConfig with both channels on one mock whose
@@ -66,10 +69,18 @@ func startFailover(t *testing.T, script func(r *mockupstream.Recorded) mockupstr
 			urlA = `{url: "http://127.0.0.1:1", protocols: [anthropic]}, ` + urlA
 		case o == "fallback":
 			fallback = "true"
+		case o == "fake-clock":
+			env.clock = clock.NewFake(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
 		}
 	}
 	cfg := strings.NewReplacer("{{URLA}}", urlA, "{{URLB}}", u, "{{FALLBACK}}", fallback).Replace(failoverConfig)
-	env.g = startGateway(t, cfg)
+	var eopts engine.Options
+	if env.clock != nil {
+		// net/http stops at once when a fake timer cancels the attempt; the
+		// fast client's header deadline is on the wall clock (timers.go).
+		eopts.Clock, eopts.Transport = env.clock, http.DefaultTransport
+	}
+	env.g = startGatewayWith(t, cfg, eopts)
 	return env
 }
 
@@ -258,17 +269,38 @@ func TestFailoverRefusedURLThenNextURL(t *testing.T) {
 	}
 }
 
+// TestFailoverSlowFirstByteGoesToNextChannel runs on a fake clock: the
+// first-byte timer fires when the test advances time past
+// timeouts.first_byte, not after 400 ms of waiting.
 func TestFailoverSlowFirstByteGoesToNextChannel(t *testing.T) {
 	env := startFailover(t, func(r *mockupstream.Recorded) mockupstream.Reply {
 		rep := ok(r)
 		if r.Key != "key-b1-000000" {
-			rep.FirstByteDelay = 5 * time.Second
+			rep.FirstByteDelay = time.Minute // ends when the gateway gives up on it
 		}
 		return rep
-	})
-	st, body := env.send(t, "m1", true)
-	if st != 200 || !strings.Contains(body, "message_stop") {
-		t.Fatalf("status %d body %s", st, body)
+	}, "fake-clock")
+	type answer struct {
+		st   int
+		body string
+	}
+	done := make(chan answer, 1)
+	go func() {
+		st, body := env.send(t, "m1", true)
+		done <- answer{st, body}
+	}()
+	// Channel a's key 1 holds the first byte back; once its attempt has
+	// reached the upstream (and armed its timers), time passes.
+	for env.calls.Load() < 1 || env.clock.Timers() == 0 {
+		runtime.Gosched()
+	}
+	env.clock.Advance(400 * time.Millisecond)
+	a := <-done
+	if a.st != 200 || !strings.Contains(a.body, "message_stop") {
+		t.Fatalf("status %d body %s", a.st, a.body)
+	}
+	if keys := env.keysSeen(); len(keys) != 2 || keys[1] != "key-b1-000000" {
+		t.Fatalf("upstream keys %v, want a's first key then channel b", keys)
 	}
 	cd := env.cooling(failure.ScopeURL, "a")
 	if len(cd) != 1 || cd[0].Kind != failure.KindTimeout {

@@ -52,7 +52,7 @@ func (e *Engine) startStream(ctx *fasthttp.RequestCtx, r *request, c *upstreamCa
 			break
 		}
 	}
-	c.firstByte.Stop()
+	c.stopFirstByte()
 	now := e.clock.Now()
 	c.at.end(now, c.resp.StatusCode, failure.Outcome{})
 	e.succeeded(r, c, now)

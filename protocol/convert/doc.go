@@ -14,10 +14,18 @@
 // arguments and other JSON values are copied as their raw text.
 //
 // Every top-level field of a client request is classified: mapped, dropped
-// as a hint (first table), or refused. An unknown top-level field is refused
+// as a hint (first table), dropped or left out with a conversion note
+// (second table), or refused. An unknown top-level field is refused
 // (`field "x" cannot be sent to a gemini upstream`) so a new client field is
 // never lost unnoticed. Inside messages and tools only the fields named here
 // are read.
+//
+// The rule (issue 18): a gateway between protocols serves the clients that
+// exist. A field is refused only when forwarding or dropping it would change
+// the answer in a way the client cannot notice (a wrong result, a silent
+// safety loss). A preference the target cannot express is dropped or
+// approximated and noted; a tool shape the target lacks is translated into
+// one it has and translated back on the way out.
 //
 // Hints dropped when the target has no such field. None changes the answer:
 // they steer billing, caching, storage, routing or reporting.
@@ -40,12 +48,36 @@
 //	gemini     safetySettings, labels, generationConfig.          filter thresholds (each family applies
 //	           mediaResolution, parts[].partMetadata              its own) / billing / media resolution
 //
+// Dropped or left out with a conversion note (RequestWith returns the notes;
+// the engine puts them on the attempt in the log row's attempts):
+//
+//	what                                              toward       why it can go
+//	parallel_tool_calls false,                        gemini       a preference: the client runs
+//	disable_parallel_tool_use                                      several calls anyway
+//	text.verbosity / verbosity                        anthropic,   a preference about length
+//	                                                  gemini
+//	presence / frequency penalty (non-zero)           anthropic,   a sampling preference, like top_k
+//	                                                  responses
+//	hosted web search: Responses web_search*,         all, unless  mapped to the target's own when
+//	Anthropic web_search_*, Gemini googleSearch       mapped       the channel sets web_search: true
+//	                                                               (Anthropic web_search_20250305,
+//	                                                               Gemini googleSearch, Responses
+//	                                                               web_search; a Chat upstream has
+//	                                                               none); else the model answers
+//	                                                               without searching, visibly
+//	other hosted tools (file_search, code_interpreter, all          run by the provider; no other
+//	image_generation, mcp, …; Anthropic web_fetch,                 upstream can run them, and the
+//	code_execution, tool_search; Gemini codeExecution,             answer shows they were not used
+//	urlContext, googleMaps, fileSearch)
+//	tool_choice naming a hosted tool                  all          goes with the tool
+//	web_search_call input items                       all          the record of a search; what it
+//	                                                               found is in the answer after it
+//
 // Sampling knobs that only tune token selection are dropped where the target
-// lacks them: seed (anthropic, responses), top_k (openai, responses),
-// verbosity (anthropic, gemini), and on an anthropic upstream with thinking
-// on, temperature, top_k and a top_p below 0.95 (Anthropic fixes sampling
-// while thinking). Knobs that reshape the distribution are refused instead
-// (presence/frequency penalty, logit_bias).
+// lacks them: seed (anthropic, responses), top_k (openai, responses), and on
+// an anthropic upstream with thinking on, temperature, top_k and a top_p
+// below 0.95 (Anthropic fixes sampling while thinking). logit_bias is
+// refused: it is used to forbid tokens, a constraint, not a preference.
 //
 // Reasoning history is only meaningful to the family that produced it, so
 // it goes where the target has a place and is left out otherwise: an OpenAI
@@ -72,9 +104,23 @@
 //	                                          gemini: response {"error": …}, else {"output": …}
 //	plain-text document                       openai, responses, gemini: a text part
 //	                                          "[document: title]\n…"
-//	custom (freeform) tool, e.g. Codex exec   anthropic, gemini: a function with one required string
-//	                                          argument "input", the grammar appended to the
-//	                                          description; calls carry {"input": "…"}
+//	custom (freeform) tool, e.g. Codex exec   anthropic, openai, gemini: a function with one required
+//	                                          string argument "input", the grammar appended to the
+//	                                          description; calls carry {"input": "…"} (openai: most
+//	                                          servers of that family have no custom tools); the
+//	                                          answer's call goes back to a Responses client as a
+//	                                          custom_tool_call with input (streamed as
+//	                                          response.custom_tool_call_input.delta, cut between
+//	                                          escapes), its output as the target's tool result
+//	namespace tools (Codex: in tools and in   a function named FlatToolName(namespace, name):
+//	additional_tools input items), calls      "ns__name" when that fits every target's rules
+//	and outputs with a namespace field        ([a-zA-Z_][a-zA-Z0-9_-]{0,63}), else cleaned, cut and
+//	                                          ended with 8 hex digits of a hash of the pair; the
+//	                                          namespace's description goes before each tool's. The
+//	                                          way back is a lookup in the table the client's own
+//	                                          request yields (StreamOptions.Request, ResponseFor):
+//	                                          the call returns with its name and namespace
+//	additional_tools input items              tools like those of the tools field
 //	Gemini function call ids                  none, or optional: synthesised as
 //	                                          call_<content>_<part>_<name> (stable across turns);
 //	                                          a functionResponse answers the first open call of its
@@ -91,32 +137,54 @@
 //	gemini mode VALIDATED                     auto
 //	structured output -> anthropic            output_config.format {type json_schema, schema}
 //
-// Refused (ErrUnrepresentable, naming the client's field):
+// Refused (ErrUnrepresentable, naming the client's field). Each names why
+// no translation can be right:
 //
-//	field                                          refused toward
-//	image by URL                                   gemini (not fetched by us)
-//	document (PDF) by URL                          openai, gemini
-//	file ids, Gemini uploaded files (fileData)     all (they live in one provider's storage)
-//	audio input                                    anthropic, responses; openai: other than wav/mp3
-//	media inside a tool result                     openai
-//	stop sequences                                 responses
-//	presence / frequency penalty (non-zero)        anthropic, responses
-//	parallel tool calls off                        gemini
-//	JSON mode without a schema                     anthropic
-//	n / candidateCount > 1, logprobs, logit_bias   all
-//	server tools: web_search, namespace, mcp,      all (a namespaced function_call too)
-//	googleSearch, codeExecution, Anthropic
-//	server tools (type other than custom), …
-//	tool_choice allowed_tools / hosted tools,      all
-//	Gemini allowedFunctionNames other than one
-//	tool with ANY
-//	previous_response_id, conversation, prompt,    all (state kept by the upstream)
-//	background, cachedContent, Responses
-//	context_management
-//	Anthropic citations / document context,        all
-//	defer_loading, input_examples
-//	tool arguments that are not a JSON object      all
-//	video, executableCode, other part types        all
+//	field                                          toward      why
+//	image by URL                                   gemini      Gemini reads only inline data or its own
+//	document (PDF) by URL                          openai,     uploaded files; fetching the URL ourselves
+//	                                               gemini      would make the gateway fetch any address a
+//	                                                           client names, and dropping it answers
+//	                                                           without the picture or document
+//	file ids, Gemini uploaded files (fileData)     all         they live in one provider's storage: the
+//	                                                           other upstream cannot see them
+//	audio input                                    anthropic,  the model cannot hear it; dropping it
+//	                                               responses;  answers a question it did not get
+//	                                               openai
+//	                                               other than
+//	                                               wav/mp3
+//	media inside a tool result                     openai      Chat tool messages hold text only; the
+//	                                                           model would answer without the result
+//	stop sequences                                 responses   no such parameter: the answer would run
+//	                                                           past the stop the client relies on
+//	JSON mode without a schema                     anthropic   no way to demand JSON; the client would
+//	                                                           get prose where it parses JSON
+//	n / candidateCount > 1, logprobs,              all         the client reads data no other family
+//	top_logprobs, audio output modalities                      produces (several choices, token
+//	                                                           probabilities, speech)
+//	logit_bias                                     all         used to forbid tokens: a constraint
+//	tool_choice allowed_tools, Gemini              all         a restriction on which tools may be
+//	allowedFunctionNames other than one tool with              called; dropping it could let the model
+//	ANY, Responses max_tool_calls                              call what the client forbade
+//	previous_response_id, conversation, prompt,    all         state kept by the upstream that produced
+//	background, cachedContent, Responses                       it: another upstream would answer
+//	context_management                                         without the conversation
+//	Anthropic client tools with a fixed schema     all         the client runs their calls under a
+//	(bash_*, text_editor_*, computer_*, memory_*),             contract only Anthropic models know
+//	Gemini computerUse
+//	Anthropic context_management edits other       all         they change what the model sees
+//	than clear_thinking keep all
+//	Anthropic citations / document context,        all         the answer must carry citation blocks
+//	defer_loading, input_examples                              or deferred tool loading only Anthropic
+//	                                                           provides
+//	Gemini declared function result schemas,       all         the target cannot express them and the
+//	responseModalities other than text, video,                 answer would silently ignore them
+//	executableCode, other part types
+//	tool arguments that are not a JSON object,     all         malformed: the client's error (400)
+//	a namespace inside a namespace, two tools
+//	with one name
+//	unknown top-level fields and unknown keys      all         a new client field is never lost unseen
+//	of reasoning / text
 //
 // Reasoning budgets and efforts map through one table (effort -> budget for
 // families with budgets, budget -> effort for families with levels):
@@ -252,8 +320,10 @@
 //	standard base64 (Responses encrypted_content)      thoughtSignature is not base64)
 //	Anthropic server tool blocks (server_tool_use,     all others
 //	web_search_tool_result, …); Responses items other
-//	than message, reasoning, function_call; Gemini
-//	parts other than text, thought, functionCall
+//	than message, reasoning, function_call,
+//	custom_tool_call (read as a call with {"input"});
+//	Gemini parts other than text, thought,
+//	functionCall
 //	citations, annotations, logprobs; choices and      all others
 //	candidates after the first
 //	the order of text and tool calls; several text     openai chat (one content field; the

@@ -344,14 +344,14 @@ type rqTargetCaps struct {
 	penalties   bool // presence / frequency penalty
 	jsonObject  bool // schema-less JSON mode
 	noParallel  bool // can forbid parallel tool calls
-	customTools bool // freeform tools natively (else a one-string-argument function)
+	customTools bool // freeform tools natively (else a one-string-argument function); openai: see rqChatEncodeTool
 	resultMedia bool // images / documents inside tool results
 	search      bool // a hosted web search tool of its own
 }
 
 var rqCapsOf = map[protocol.Family]rqTargetCaps{
 	protocol.Anthropic: {imageURL: true, docURL: true, stop: true, noParallel: true, resultMedia: true, search: true},
-	protocol.OpenAI:    {imageURL: true, audio: true, stop: true, penalties: true, jsonObject: true, noParallel: true, customTools: true},
+	protocol.OpenAI:    {imageURL: true, audio: true, stop: true, penalties: true, jsonObject: true, noParallel: true},
 	protocol.Responses: {imageURL: true, docURL: true, jsonObject: true, noParallel: true, customTools: true, resultMedia: true, search: true},
 	protocol.Gemini:    {audio: true, stop: true, penalties: true, jsonObject: true, resultMedia: true, search: true},
 }

@@ -129,6 +129,12 @@ func rqAnthTools(r *Req, v gjson.Result, to protocol.Family) error {
 			r.hostedSearch(to, fmt.Sprintf("tools[%d] (type %q)", i, typ))
 			continue
 		}
+		if rqAnthHostedTool(typ) {
+			// Run by Anthropic: no other upstream runs them, and the
+			// client sees the answer made without them.
+			r.note("tools[%d] (type %q) left out: a tool hosted by Anthropic", i, typ)
+			continue
+		}
 		if typ != "" && typ != "custom" {
 			return rqRefuseField(to, "tools[%d] (type %q)", i, typ)
 		}
@@ -151,6 +157,20 @@ func rqAnthTools(r *Req, v gjson.Result, to protocol.Family) error {
 		r.Tools = append(r.Tools, d)
 	}
 	return nil
+}
+
+// rqAnthHostedTool reports whether an Anthropic tool type is a server tool
+// Anthropic runs itself (web fetch, code execution, tool search). Its
+// client tools with a fixed schema (bash, text_editor, computer, memory)
+// are not: the client runs their calls, and no other model knows their
+// contract, so they stay refused.
+func rqAnthHostedTool(typ string) bool {
+	for _, p := range [...]string{"web_fetch_", "code_execution_", "tool_search_tool_"} {
+		if strings.HasPrefix(typ, p) {
+			return true
+		}
+	}
+	return false
 }
 
 func rqAnthToolChoice(r *Req, v gjson.Result, to protocol.Family) error {

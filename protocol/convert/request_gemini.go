@@ -83,7 +83,8 @@ func rqGemGenConfig(r *Req, g gjson.Result, to protocol.Family) error {
 				break
 			}
 			if !c.penalties {
-				err = rqRefuseField(to, "generationConfig.%s", k.Str)
+				// A sampling preference, like topK (doc.go).
+				r.note("generationConfig.%s dropped: %s upstreams have no penalties", k.Str, to)
 				break
 			}
 			if k.Str == "presencePenalty" {
@@ -191,8 +192,15 @@ func rqGemTools(r *Req, v gjson.Result, to protocol.Family) error {
 	for i, t := range v.Array() {
 		var err error
 		t.ForEach(func(k, decls gjson.Result) bool {
-			if k.Str == "googleSearch" || k.Str == "google_search" {
+			switch k.Str {
+			case "googleSearch", "google_search", "googleSearchRetrieval", "google_search_retrieval":
 				r.hostedSearch(to, fmt.Sprintf("tools[%d].%s", i, k.Str))
+				return true
+			case "codeExecution", "code_execution", "urlContext", "url_context", "googleMaps", "google_maps",
+				"fileSearch", "file_search", "retrieval", "enterpriseWebSearch", "enterprise_web_search":
+				// Run by Google: no other upstream runs them, and the
+				// client sees the answer made without them.
+				r.note("tools[%d].%s left out: a tool hosted by Google", i, k.Str)
 				return true
 			}
 			if k.Str != "functionDeclarations" && k.Str != "function_declarations" {

@@ -31,7 +31,8 @@ func rqDecodeOpenAI(r *Req, body []byte, to protocol.Family) error {
 				break
 			}
 			if !c.penalties {
-				err = rqRefuseField(to, "%s", k.Str)
+				// A sampling preference, like top_k (doc.go).
+				r.note("%s dropped: %s upstreams have no penalties", k.Str, to)
 				break
 			}
 			if k.Str == "presence_penalty" {
@@ -374,7 +375,6 @@ func rqEncodeOpenAI(r *Req) ([]byte, error) {
 	}
 	w.endArr()
 	if len(r.Tools) > 0 {
-		custom := r.customTools()
 		w.key("tools")
 		w.arr()
 		for i := range r.Tools {
@@ -391,12 +391,8 @@ func rqEncodeOpenAI(r *Req) ([]byte, error) {
 		case ChoiceTool:
 			w.key("tool_choice")
 			w.obj()
-			kind := "function"
-			if custom[r.ToolChoice.Name] {
-				kind = "custom"
-			}
-			w.kstr("type", kind)
-			w.key(kind)
+			w.kstr("type", "function")
+			w.key("function")
 			w.obj()
 			w.kstr("name", r.ToolChoice.Name)
 			w.endObj()
@@ -490,30 +486,17 @@ func rqChatTextMsg(w *reqJSON, role string, texts []string) {
 	w.endObj()
 }
 
+// rqChatEncodeTool writes a function tool. A custom (freeform) tool is
+// offered in its function shape even though OpenAI's Chat API has custom
+// tools: most servers behind the openai family (vLLM, DeepSeek, relays)
+// do not, and the shape of a streamed custom call is not documented, while
+// a function call comes back the same way everywhere and is turned back
+// into the client's custom call (clientToolsOf).
 func rqChatEncodeTool(w *reqJSON, t *ToolDef) {
 	w.obj()
 	if t.Custom {
-		w.kstr("type", "custom")
-		w.key("custom")
-		w.obj()
-		w.kstr("name", t.Name)
-		if t.Desc != "" {
-			w.kstr("description", t.Desc)
-		}
-		if f := gjson.Parse(t.Format); f.Get("type").Str == "grammar" {
-			w.key("format")
-			w.obj()
-			w.kstr("type", "grammar")
-			w.key("grammar")
-			w.obj()
-			w.kstr("definition", f.Get("definition").Str)
-			w.kstr("syntax", f.Get("syntax").Str)
-			w.endObj()
-			w.endObj()
-		}
-		w.endObj()
-		w.endObj()
-		return
+		desc, params := t.functionShape()
+		t = &ToolDef{Name: t.Name, Desc: desc, Params: params}
 	}
 	w.kstr("type", "function")
 	w.key("function")
@@ -699,21 +682,13 @@ func rqChatEncodeAssistant(w *reqJSON, m *Msg) {
 			}
 			w.obj()
 			w.kstr("id", p.ID)
-			if p.Custom {
-				w.kstr("type", "custom")
-				w.key("custom")
-				w.obj()
-				w.kstr("name", p.Name)
-				w.kstr("input", p.Input)
-				w.endObj()
-			} else {
-				w.kstr("type", "function")
-				w.key("function")
-				w.obj()
-				w.kstr("name", p.Name)
-				w.kstr("arguments", p.callArgs())
-				w.endObj()
-			}
+			// A custom tool call in its function shape (rqChatEncodeTool).
+			w.kstr("type", "function")
+			w.key("function")
+			w.obj()
+			w.kstr("name", p.Name)
+			w.kstr("arguments", p.callArgs())
+			w.endObj()
 			w.endObj()
 		}
 		w.endArr()

@@ -11,7 +11,8 @@ import (
 // items give text, reasoning items a thinking block (summary parts joined
 // with a blank line, or the raw reasoning_text content when there is no
 // summary; encrypted_content is the signature), function_call items tool
-// calls. Other item kinds (web_search_call, custom_tool_call, ...) have no
+// calls, custom_tool_call items calls with {"input": …} (the function shape
+// of a custom tool). Other item kinds (web_search_call, ...) have no
 // equivalent in the other families and are left out.
 func responsesResponseIn(m *respMsg, r gjson.Result) error {
 	m.id = r.Get("id").Str
@@ -38,6 +39,9 @@ func responsesResponseIn(m *respMsg, r gjson.Result) error {
 			m.blocks = append(m.blocks, respBlock{kind: blockThinking, text: text, sig: it.Get("encrypted_content").Str})
 		case "function_call":
 			err = m.addCall(it.Get("call_id").Str, it.Get("name").Str, it.Get("arguments").Str)
+		case "custom_tool_call":
+			// In the function shape the other families offer it in.
+			err = m.addCall(it.Get("call_id").Str, it.Get("name").Str, string(wjStr([]byte(`{"input":`), it.Get("input").Str))+"}")
 		}
 		return err == nil
 	})

@@ -16,8 +16,9 @@ import (
 // reasoning_summary_part.added and reasoning_summary_text.delta, and
 // encrypted_content in the done item), then response.completed or
 // response.incomplete with the usage; response.failed and error fail the
-// stream. Item kinds no other family has (web_search_call, custom_tool_call,
-// ...) are skipped.
+// stream. A custom_tool_call item is a call whose arguments are {"input": …}
+// (custom_tool_call_input.delta feeds the input). Item kinds no other family
+// has (web_search_call, ...) are skipped.
 type responsesStreamIn struct {
 	item     respItem
 	argsSeen bool // the open function_call streamed argument deltas
@@ -34,8 +35,20 @@ const (
 	respItemMessage
 	respItemCall
 	respItemReasoning
+	respItemCustom // custom_tool_call: a call whose arguments are {"input": …}
 	respItemOther
 )
+
+// customInput sends a fragment of a custom tool call's input (a JSON string
+// literal) as a fragment of its function-shape arguments {"input": "…"}:
+// the literal's inner text, escaped once more.
+func (d *responsesStreamIn) customInput(p *pipe, lit string) {
+	if !nonEmptyLit(lit) {
+		return
+	}
+	d.scratch = wjStr(d.scratch[:0], litInner(lit))
+	p.delta(deltaArgs, bstr(d.scratch))
+}
 
 func (d *responsesStreamIn) decode(p *pipe, data, name string) error {
 	typ := gjson.Get(data, "type").Str
@@ -76,6 +89,11 @@ func (d *responsesStreamIn) decode(p *pipe, data, name string) error {
 		if d.item == respItemCall {
 			d.argsSeen = true
 			p.delta(deltaArgs, litField(data, "delta"))
+		}
+	case "response.custom_tool_call_input.delta":
+		if d.item == respItemCustom {
+			d.argsSeen = true
+			d.customInput(p, litField(data, "delta"))
 		}
 	case "response.reasoning_summary_part.added":
 		if d.item == respItemReasoning {
@@ -125,6 +143,10 @@ func (d *responsesStreamIn) itemAdded(p *pipe, it gjson.Result) {
 			d.argsSeen = true
 			p.delta(deltaArgs, a)
 		}
+	case "custom_tool_call":
+		d.item = respItemCustom
+		p.blockStart(blockTool, strLit(it.Get("call_id")), strLit(it.Get("name")), "")
+		p.delta(deltaArgs, `"{\"input\":\""`)
 	case "reasoning":
 		d.item = respItemReasoning
 		p.blockStart(blockThinking, "", "", "")
@@ -158,6 +180,11 @@ func (d *responsesStreamIn) itemDone(p *pipe, it gjson.Result) {
 		if !d.argsSeen {
 			p.delta(deltaArgs, strLit(it.Get("arguments")))
 		}
+	case respItemCustom:
+		if !d.argsSeen {
+			d.customInput(p, strLit(it.Get("input")))
+		}
+		p.delta(deltaArgs, `"\"}"`)
 	case respItemReasoning:
 		if !d.textSeen {
 			n := 0
