@@ -53,6 +53,12 @@ var DefaultRouting = Routing{
 	},
 	MaxAttempts: 6,
 	Unpriced:    UnpricedRefuse,
+	Affinity: Affinity{
+		Enabled:     true,
+		TTL:         Duration(time.Hour),
+		MaxSessions: 50000,
+		MaxShare:    0.75,
+	},
 	HealthScore: HealthScore{
 		Enabled:    true,
 		Window:     Duration(30 * time.Minute),
@@ -68,6 +74,7 @@ var DefaultChannel = Channel{
 	KeyStrategy:    KeyRoundRobin,
 	CostMultiplier: 1.0,
 	Enabled:        true,
+	Affinity:       true,
 }
 
 // DefaultCheck holds the defaults of a channel's `check:`.

@@ -181,6 +181,14 @@ var routingFields = fields[Routing]{
 	intField("max_attempts", 1, func(r *Routing) *int { return &r.MaxAttempts }),
 	section("health_score", healthFields, func(r *Routing) *HealthScore { return &r.HealthScore }),
 	unpricedField,
+	section("affinity", affinityFields, func(r *Routing) *Affinity { return &r.Affinity }),
+}
+
+var affinityFields = fields[Affinity]{
+	boolField("enabled", func(a *Affinity) *bool { return &a.Enabled }),
+	durField("ttl", func(a *Affinity) *Duration { return &a.TTL }),
+	intField("max_sessions", 1, func(a *Affinity) *int { return &a.MaxSessions }),
+	numField("max_share", func(a *Affinity) *float64 { return &a.MaxShare }),
 }
 
 var cooldownFields = fields[Cooldown]{
@@ -213,6 +221,11 @@ func decodeRouting(d *decoder, n *yaml.Node, p string, s *Snapshot) {
 	}
 	if h := s.Routing.HealthScore; h.Enabled && h.Window == 0 {
 		d.addf(d.orNode(seen["health_score"], n), join(p, "health_score"), "window must be greater than 0 when enabled")
+	}
+	if a := s.Routing.Affinity; a.MaxShare <= 0 || a.MaxShare > 1 {
+		d.addf(d.orNode(seen["affinity"], n), join(p, "affinity"), "max_share must be greater than 0 and at most 1, got %g", a.MaxShare)
+	} else if a.Enabled && a.TTL == 0 {
+		d.addf(d.orNode(seen["affinity"], n), join(p, "affinity"), "ttl must be greater than 0 when enabled")
 	}
 }
 
@@ -279,6 +292,7 @@ func KnownKeys() map[string][]string {
 		"routing.cooldown":             cooldownFields.keys(),
 		"routing.timeouts":             timeoutFields.keys(),
 		"routing.health_score":         healthFields.keys(),
+		"routing.affinity":             affinityFields.keys(),
 		"channels[]":                   channelFields.keys(),
 		"channels[].urls[]":            urlFields.keys(),
 		"channels[].models[]":          modelFields.keys(),

@@ -89,6 +89,20 @@ type Routing struct {
 	MaxAttempts int
 	HealthScore HealthScore
 	Unpriced    string // UnpricedRefuse | UnpricedAllow
+	Affinity    Affinity
+}
+
+// Affinity keeps a client session on the route (channel, key, URL) that
+// served its last successful request, so the provider's prompt cache,
+// which lives with one account, keeps hitting (engine/affinity).
+type Affinity struct {
+	Enabled     bool
+	TTL         Duration // a session unused this long is forgotten
+	MaxSessions int      // bound of the pin table (least recently used go first)
+	// MaxShare caps the share of pinned sessions one channel may hold
+	// among channels of equal priority; a session over the cap is let go
+	// and routed afresh, so an outage cannot leave a hot spot behind.
+	MaxShare float64
 }
 
 // Cooldown holds the initial cooldown per failure kind and the bounds.
@@ -141,6 +155,8 @@ type Channel struct {
 	// over a native upstream WebSocket (http->ws, https->wss) before the
 	// HTTP/SSE path (issue 15).
 	WebSockets bool
+	// Affinity: false opts this channel out of session affinity.
+	Affinity bool
 }
 
 // URL is one base URL of a channel.

@@ -263,6 +263,7 @@ func TestFullFile(t *testing.T) {
 		MaxAttempts: 3,
 		HealthScore: HealthScore{Enabled: false, Window: Duration(time.Hour), MinSamples: 5, Penalty: 50.5},
 		Unpriced:    UnpricedAllow,
+		Affinity:    Affinity{Enabled: false, TTL: Duration(30 * time.Minute), MaxSessions: 1000, MaxShare: 0.5},
 	}
 	if s.Routing != wantRouting {
 		t.Errorf("routing = %+v\nwant %+v", s.Routing, wantRouting)
@@ -272,6 +273,9 @@ func TestFullFile(t *testing.T) {
 		t.Errorf("price_catalog = %+v, want %+v", s.PriceCatalog, wantCatalog)
 	}
 	c := s.Channel("relay")
+	if c.Affinity {
+		t.Errorf("relay: affinity: false did not land")
+	}
 	if c.Priority != -5 || c.Weight != 3 || c.KeyStrategy != KeySequential || c.RPMLimit != 120 || c.MaxConcurrency != 8 ||
 		c.DailyCostLimit != 12.5 || c.Proxy != "socks5://127.0.0.1:1080" || c.CostMultiplier != 0.8 || !c.Enabled {
 		t.Errorf("channel = %+v", c)

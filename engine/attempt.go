@@ -47,6 +47,7 @@ func (e *Engine) attemptLoop(ctx *fasthttp.RequestCtx, r *request, routes []conf
 	hs := r.snap.Routing.HealthScore
 	ordered := e.orderRoutes(routes, func(ch *config.Channel) float64 { return e.effectivePriority(ch, hs, now) })
 	p := e.plan(r, ordered, now)
+	e.preferPinned(r, &p, now)
 	var last *attemptResult
 	for _, c := range p.usable {
 		if r.attempts >= max(r.snap.Routing.MaxAttempts, 1) {
@@ -89,6 +90,8 @@ func (e *Engine) tryRoute(ctx *fasthttp.RequestCtx, r *request, c candidate, p *
 	}()
 	maxAttempts := max(r.snap.Routing.MaxAttempts, 1)
 	keys, urls := e.keyOrder(ch, c.anyway), e.urlOrder(ch, c.anyway)
+	keys = pinnedFirst(r, ch, keys, func(i int) string { return e.state.keyID(ch.Keys[i]) }, r.pin.Key)
+	urls = pinnedFirst(r, ch, urls, func(i int) string { return ch.URLs[i].URL }, r.pin.URL)
 	for ki, ui := 0, 0; ki < len(keys) && ui < len(urls) && r.attempts < maxAttempts; {
 		e.claimTrials(c.route, keys[ki], urls[ui])
 		res := e.attempt(ctx, r, c.route, keys[ki], urls[ui])
@@ -306,6 +309,7 @@ func (e *Engine) succeeded(r *request, c *upstreamCall, now time.Time) {
 	e.cooldowns.Success(modelScope(ch, c.route.Upstream))
 	e.cooldowns.Success(channelScope(ch)) // ends a promoted cooldown or its half-open trial
 	r.rec.won(c, now.Sub(r.start))
+	e.repin(r, c, now)
 	if e.bus.Active() {
 		e.bus.publish(r.event("first_byte", now))
 	}

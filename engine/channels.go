@@ -91,6 +91,7 @@ func (e *Engine) Paused(channel string) bool {
 // channel, key, URL, model or token is gone from snap (call it after a
 // reload); state of unchanged entities stays.
 func (e *Engine) Sweep(snap *config.Snapshot) {
+	e.resizePins(snap)
 	e.sweepRuntime(snap)
 	e.cooldowns.Sweep(func(k cooldown.Key) bool {
 		ch := snap.Channel(k.Channel)

@@ -18,6 +18,7 @@ import (
 
 	"ccload/clock"
 	"ccload/config"
+	"ccload/engine/affinity"
 	"ccload/engine/cooldown"
 	"ccload/pricing"
 	"ccload/protocol"
@@ -84,6 +85,7 @@ type Engine struct {
 	prices     atomic.Pointer[priceBuild]
 	catalog    PriceCatalog
 	upstream   *upstreams
+	pins       *affinity.Table // session affinity (affinity.go)
 	started    time.Time
 	retention  interface{ Stats() store.RetentionStats }
 
@@ -116,11 +118,17 @@ func New(opts Options) *Engine {
 		e.cooldowns = cooldown.New(e.clock, nil)
 	}
 	e.state = newState()
+	e.pins = affinity.NewTable(config.DefaultRouting.Affinity.MaxSessions, config.DefaultRouting.Affinity.TTL.D())
 	e.ledger = newLedger(opts.Costs, e.clock, e.log)
 	e.bus = NewBus()
 	e.active = newActive()
 	e.upstream = newUpstreams(opts.Transport)
 	e.started = e.clock.Now()
+	if e.cfg != nil {
+		if snap := e.cfg.Current(); snap != nil {
+			e.resizePins(snap)
+		}
+	}
 	return e
 }
 

@@ -8,6 +8,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"ccload/config"
+	"ccload/engine/affinity"
 )
 
 // request is one client request while it is served. It holds copies of
@@ -39,6 +40,10 @@ type request struct {
 	// finished: finish ran; it runs once, whichever path (answer, reject,
 	// stream end, recovered panic) gets there first.
 	finished atomic.Bool
+	// session: which client session this is (engine/affinity); pin: the
+	// route of its last success, when the plan honours it.
+	session affinity.Identity
+	pin     affinity.Route
 }
 
 func (e *Engine) newRequest(ctx *fasthttp.RequestCtx, ep endpoint, snap *config.Snapshot, tok *config.Token) *request {
@@ -61,6 +66,7 @@ func (e *Engine) newRequest(ctx *fasthttp.RequestCtx, ep endpoint, snap *config.
 		clientIP:       r.clientIP,
 		red:            e.redactor(snap),
 	}
+	identifySession(ctx, r)
 	return r
 }
 

@@ -131,9 +131,30 @@ func (e *Engine) serveTurn(tmpl *fasthttp.Request, remote net.Addr, body []byte)
 	rc.SetUserValue(wsTurnKey, true)
 	e.serveProxy(rc, endpoint{family: protocol.Responses})
 	if rc.Response.IsBodyStream() {
-		if rs, ok := rc.Response.BodyStream().(io.ReadCloser); ok {
-			return responsesws.Result{Stream: rs}
-		}
+		return responsesws.Result{Stream: streamOf(rc.Response.BodyStream())}
 	}
 	return responsesws.Result{Status: rc.Response.StatusCode(), Body: append([]byte(nil), rc.Response.Body()...)}
+}
+
+// streamOf reads a committed stream body. The relay writes into a pipe
+// (each write one flushed chunk), so a socket that stops reading holds
+// the relay back, and closing the reader makes the relay's next write
+// fail: the upstream is cancelled and the row says the client went away.
+func streamOf(body io.Reader) io.ReadCloser {
+	wt, ok := body.(io.WriterTo)
+	if !ok {
+		if rc, ok := body.(io.ReadCloser); ok {
+			return rc
+		}
+		return io.NopCloser(body)
+	}
+	pr, pw := io.Pipe()
+	go func() {
+		wt.WriteTo(pw)
+		if c, ok := body.(io.Closer); ok {
+			c.Close()
+		}
+		pw.Close()
+	}()
+	return pr
 }

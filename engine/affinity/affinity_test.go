@@ -1,0 +1,90 @@
+package affinity
+
+import (
+	"net/http"
+	"testing"
+	"time"
+
+	"ccload/protocol"
+)
+
+func TestIdentifyOrder(t *testing.T) {
+	cases := []struct {
+		name   string
+		fam    protocol.Family
+		header map[string]string
+		body   string
+		want   Identity
+	}{
+		{"cache key beats headers", protocol.Responses, map[string]string{"session-id": "s1"},
+			`{"prompt_cache_key":"k1","input":"hi"}`, Identity{"k1", SourceCacheKey}},
+		{"claude header", protocol.Anthropic, map[string]string{"X-Claude-Code-Session-Id": "c1"},
+			`{"metadata":{"user_id":"user_ab_account_x_session_u1"},"messages":[{"role":"user","content":"hi"}]}`, Identity{"c1", SourceClaudeHeader}},
+		{"claude user_id, JSON form", protocol.Anthropic, nil,
+			`{"metadata":{"user_id":"{\"device_id\":\"d\",\"session_id\":\"u2\"}"},"messages":[{"role":"user","content":"hi"}]}`, Identity{"u2", SourceClaudeUserID}},
+		{"claude user_id, legacy form", protocol.Anthropic, nil,
+			`{"metadata":{"user_id":"user_ab_account_x_session_u3"},"messages":[{"role":"user","content":"hi"}]}`, Identity{"u3", SourceClaudeUserID}},
+		{"thread before session", protocol.Responses, map[string]string{"session-id": "s1", "thread-id": "t1"},
+			`{"input":"hi"}`, Identity{"t1", SourceThreadHeader}},
+		{"session header", protocol.Responses, map[string]string{"session-id": "s1"},
+			`{"input":"hi"}`, Identity{"s1", SourceSessionHeader}},
+		{"openai user", protocol.OpenAI, nil,
+			`{"user":"u9","messages":[{"role":"user","content":"hi"}]}`, Identity{"u9", SourceUser}},
+		{"prompt_cache_key ignored outside OpenAI families", protocol.Anthropic, nil,
+			`{"prompt_cache_key":"k","messages":[]}`, Identity{}},
+	}
+	for _, c := range cases {
+		h := http.Header{}
+		for k, v := range c.header {
+			h.Set(k, v)
+		}
+		got := Identify(c.fam, h.Get, []byte(c.body))
+		if got != c.want {
+			t.Errorf("%s: got %+v, want %+v", c.name, got, c.want)
+		}
+	}
+}
+
+// The fingerprint stays while a conversation grows and differs between
+// conversations.
+func TestFingerprintStableOverTurns(t *testing.T) {
+	none := func(string) string { return "" }
+	turn1 := `{"systemInstruction":{"parts":[{"text":"sys"}]},"contents":[{"role":"user","parts":[{"text":"task A"}]}]}`
+	turn2 := `{"systemInstruction":{"parts":[{"text":"sys"}]},"contents":[{"role":"user","parts":[{"text":"task A"}]},{"role":"model","parts":[{"text":"ok"}]},{"role":"user","parts":[{"text":"more"}]}]}`
+	other := `{"systemInstruction":{"parts":[{"text":"sys"}]},"contents":[{"role":"user","parts":[{"text":"task B"}]}]}`
+	a, b, c := Identify(protocol.Gemini, none, []byte(turn1)), Identify(protocol.Gemini, none, []byte(turn2)), Identify(protocol.Gemini, none, []byte(other))
+	if a.Source != SourceFingerprint || a.ID == "" || a != b {
+		t.Fatalf("fingerprint changed over turns: %+v %+v", a, b)
+	}
+	if a == c {
+		t.Fatal("two conversations share a fingerprint")
+	}
+}
+
+func TestTableBounds(t *testing.T) {
+	now := time.Unix(1000, 0)
+	tb := NewTable(3, time.Hour)
+	for i, s := range []string{"a", "b", "c", "d"} {
+		tb.Pin("tok", s, Route{Channel: "x"}, now.Add(time.Duration(i)*time.Second))
+	}
+	if tb.Len() != 3 {
+		t.Fatalf("len %d, want 3", tb.Len())
+	}
+	if _, ok := tb.Get("tok", "a", now); ok {
+		t.Fatal("least recently used session not evicted")
+	}
+	if _, ok := tb.Get("other", "b", now); ok {
+		t.Fatal("a session id found another token's pin")
+	}
+	if _, ok := tb.Get("tok", "b", now.Add(2*time.Hour)); ok {
+		t.Fatal("expired session still pinned")
+	}
+	tb.Pin("tok", "c", Route{Channel: "y"}, now)
+	if share, total := tb.Share("y", []string{"x", "y"}); total != 2 || share != 0.5 {
+		t.Fatalf("share %v of %d, want 0.5 of 2", share, total)
+	}
+	tb.Sweep(func(ch string) bool { return ch != "y" })
+	if _, ok := tb.Get("tok", "c", now); ok {
+		t.Fatal("pin of a removed channel kept")
+	}
+}

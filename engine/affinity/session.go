@@ -1,0 +1,140 @@
+package affinity
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"strings"
+
+	"github.com/tidwall/gjson"
+
+	"ccload/protocol"
+)
+
+// Source names where a session identity came from; it is shown in the
+// README's order table and kept for tests and debugging.
+type Source string
+
+const (
+	SourceCacheKey      Source = "prompt_cache_key"         // OpenAI Chat / Responses body
+	SourceClaudeHeader  Source = "x-claude-code-session-id" // Claude Code
+	SourceClaudeUserID  Source = "metadata.user_id"         // Claude Code's session inside user_id
+	SourceThreadHeader  Source = "thread-id"                // Codex
+	SourceSessionHeader Source = "session-id"               // Codex, and x-session-id from others
+	SourceUser          Source = "user"                     // OpenAI Chat / Responses body
+	SourceFingerprint   Source = "fingerprint"              // system prompt + first user turn
+)
+
+// Identity is the session a request belongs to. ID is empty when nothing
+// identifies one (a request with no conversation at all).
+type Identity struct {
+	ID     string
+	Source Source
+}
+
+// Identify names the session of a request, trying in order: the client's
+// own prompt cache key, Claude Code's session header and the session inside
+// its metadata.user_id, Codex's thread-id and session-id headers (and
+// x-session-id), the OpenAI `user` field, and last a fingerprint of the
+// system instruction and the first user turn, which is stable across the
+// turns of one conversation because agents only ever append to it.
+// header looks a request header up by name (case-insensitive).
+func Identify(fam protocol.Family, header func(string) string, body []byte) Identity {
+	if fam == protocol.OpenAI || fam == protocol.Responses {
+		if v := gjson.GetBytes(body, "prompt_cache_key"); v.Type == gjson.String && v.Str != "" {
+			return Identity{v.Str, SourceCacheKey}
+		}
+	}
+	if v := header("x-claude-code-session-id"); v != "" {
+		return Identity{v, SourceClaudeHeader}
+	}
+	if fam == protocol.Anthropic {
+		if id := claudeSession(gjson.GetBytes(body, "metadata.user_id").Str); id != "" {
+			return Identity{id, SourceClaudeUserID}
+		}
+	}
+	if v := header("thread-id"); v != "" {
+		return Identity{v, SourceThreadHeader}
+	}
+	for _, h := range []string{"session-id", "x-session-id"} {
+		if v := header(h); v != "" {
+			return Identity{v, SourceSessionHeader}
+		}
+	}
+	if fam == protocol.OpenAI || fam == protocol.Responses {
+		if v := gjson.GetBytes(body, "user"); v.Type == gjson.String && v.Str != "" {
+			return Identity{v.Str, SourceUser}
+		}
+	}
+	if fp := fingerprint(fam, body); fp != "" {
+		return Identity{fp, SourceFingerprint}
+	}
+	return Identity{}
+}
+
+// claudeSession finds the session id Claude Code puts in metadata.user_id:
+// newer versions send a JSON object as a string
+// ({"device_id":…,"session_id":…}), older ones
+// "user_<hash>_account_<uuid>_session_<uuid>".
+func claudeSession(userID string) string {
+	if userID == "" {
+		return ""
+	}
+	if strings.HasPrefix(userID, "{") {
+		var v struct {
+			SessionID string `json:"session_id"`
+		}
+		if json.Unmarshal([]byte(userID), &v) == nil {
+			return v.SessionID
+		}
+		return ""
+	}
+	if i := strings.LastIndex(userID, "_session_"); i >= 0 {
+		return userID[i+len("_session_"):]
+	}
+	return ""
+}
+
+// fingerprint hashes what stays fixed over one conversation: the system
+// instruction and the first user turn, in the family's own shape.
+func fingerprint(fam protocol.Family, body []byte) string {
+	var sys, first gjson.Result
+	switch fam {
+	case protocol.Anthropic:
+		sys = gjson.GetBytes(body, "system")
+		first = gjson.GetBytes(body, `messages.#(role=="user")`)
+	case protocol.OpenAI:
+		sys = gjson.GetBytes(body, `messages.#(role=="system")`)
+		if !sys.Exists() {
+			sys = gjson.GetBytes(body, `messages.#(role=="developer")`)
+		}
+		first = gjson.GetBytes(body, `messages.#(role=="user")`)
+	case protocol.Responses:
+		sys = gjson.GetBytes(body, "instructions")
+		in := gjson.GetBytes(body, "input")
+		if in.Type == gjson.String {
+			first = in
+		} else {
+			first = in.Get(`#(role=="user")`)
+		}
+	case protocol.Gemini:
+		sys = gjson.GetBytes(body, "systemInstruction")
+		if !sys.Exists() {
+			sys = gjson.GetBytes(body, "system_instruction")
+		}
+		first = gjson.GetBytes(body, `contents.#(role=="user")`)
+		if !first.Exists() {
+			first = gjson.GetBytes(body, "contents.0")
+		}
+	}
+	if !first.Exists() {
+		return ""
+	}
+	h := sha256.New()
+	h.Write([]byte(fam))
+	h.Write([]byte{0})
+	h.Write([]byte(sys.Raw))
+	h.Write([]byte{0})
+	h.Write([]byte(first.Raw))
+	return "fp:" + hex.EncodeToString(h.Sum(nil)[:12])
+}
