@@ -32,4 +32,6 @@ func (s *Server) cacheSaving() saving {
 }
 
 // finishCache fills in a usage's hit rate once its tokens are summed.
-func finishCache(u *adminapi.Usage) { u.CacheHitRate = adminapi.HitRate(u.CacheReadTokens, u.InputTokens) }
+func finishCache(u *adminapi.Usage) {
+	u.CacheHitRate = adminapi.HitRate(u.CacheReadTokens, u.InputTokens)
+}
