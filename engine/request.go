@@ -35,6 +35,8 @@ type request struct {
 	// costReserved: the ledger counts this request in flight for the
 	// token's cost_limit until finish settles it.
 	costReserved bool
+	// socket: a WebSocket turn (websocket.go), not an HTTP request.
+	socket bool
 	// finished: finish ran; it runs once, whichever path (answer, reject,
 	// stream end, recovered panic) gets there first.
 	finished atomic.Bool
@@ -55,6 +57,7 @@ func (e *Engine) newRequest(ctx *fasthttp.RequestCtx, ep endpoint, snap *config.
 		clientIP: clientIP(ctx),
 	}
 	r.header = forwardHeaders(&ctx.Request.Header)
+	r.socket = ctx.UserValue(wsTurnKey) != nil
 	r.rec = record{
 		id:             string(ctx.Request.Header.Peek("x-request-id")),
 		start:          r.start,
