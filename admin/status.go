@@ -20,6 +20,8 @@ func (s *Server) status(ctx *fasthttp.RequestCtx) error {
 		Storage:       s.storageStatus(),
 		InFlight:      s.eng.InFlight(),
 		EventsDropped: s.eng.Events().Dropped(),
+		PriceCatalog:  s.priceCatalogStatus(),
+		WebSockets:    s.webSocketStatus(),
 	})
 }
 

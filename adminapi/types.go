@@ -35,6 +35,21 @@ type Status struct {
 	Storage       StorageStatus `json:"storage"`
 	InFlight      int64         `json:"in_flight"`
 	EventsDropped int64         `json:"events_dropped"`
+	// PriceCatalog is null when price_catalog.url is not set.
+	PriceCatalog *PriceCatalogStatus `json:"price_catalog"`
+	// WebSockets is null when the engine does not serve the transport.
+	WebSockets *WebSocketStatus `json:"websockets"`
+}
+
+// PriceCatalogStatus is the price catalog's current copy and last fetch
+// (issue 19).
+type PriceCatalogStatus struct {
+	URL         string     `json:"url"`        // masked like channel URLs
+	Source      string     `json:"source"`     // "fetched", "database" (the last good copy) or "" (none: the embedded table prices)
+	FetchedAt   *time.Time `json:"fetched_at"` // when the current copy was fetched; null when none
+	Models      int        `json:"models"`     // model names the current copy prices
+	LastAttempt *time.Time `json:"last_attempt"`
+	Error       string     `json:"error"` // why the last fetch failed, "" when it succeeded
 }
 
 // ConfigStatus is the serving config and the last reload attempt.
@@ -264,6 +279,12 @@ type Usage struct {
 	InputTokens  int64   `json:"input_tokens"`
 	OutputTokens int64   `json:"output_tokens"`
 	Cost         float64 `json:"cost"`
+	// Cache: prompt tokens read from the provider's cache, their share of
+	// all input tokens (CacheHitRate, 0-1), and what they saved against
+	// the full input price (CacheSaved, USD, at the price table's rates).
+	CacheReadTokens int64   `json:"cache_read_tokens"`
+	CacheHitRate    float64 `json:"cache_hit_rate"`
+	CacheSaved      float64 `json:"cache_saved"`
 }
 
 // CooldownsResponse is GET /admin/cooldowns.
@@ -382,6 +403,12 @@ type Bucket struct {
 	InputTokens  int64     `json:"input_tokens"`
 	OutputTokens int64     `json:"output_tokens"`
 	Cost         float64   `json:"cost"`
+	// Cache: prompt tokens read from the provider's cache, their share of
+	// all input tokens (CacheHitRate, 0-1), and what they saved against
+	// the full input price (CacheSaved, USD, at the price table's rates).
+	CacheReadTokens int64   `json:"cache_read_tokens"`
+	CacheHitRate    float64 `json:"cache_hit_rate"`
+	CacheSaved      float64 `json:"cache_saved"`
 	// TTFB percentiles over the requests that got a first byte; 0 when none.
 	TTFBp50ms int64 `json:"ttfb_p50_ms"`
 	TTFBp95ms int64 `json:"ttfb_p95_ms"`
@@ -402,10 +429,25 @@ type Rank struct {
 	InputTokens  int64   `json:"input_tokens"`
 	OutputTokens int64   `json:"output_tokens"`
 	Cost         float64 `json:"cost"`
+	// Cache: prompt tokens read from the provider's cache, their share of
+	// all input tokens (CacheHitRate, 0-1), and what they saved against
+	// the full input price (CacheSaved, USD, at the price table's rates).
+	CacheReadTokens int64   `json:"cache_read_tokens"`
+	CacheHitRate    float64 `json:"cache_hit_rate"`
+	CacheSaved      float64 `json:"cache_saved"`
 }
 
 // ActiveResponse is GET /admin/active.
 type ActiveResponse struct {
 	Time   time.Time `json:"time"`
 	Active []Event   `json:"active"`
+}
+
+// HitRate is cache-read tokens over input tokens (input counts every prompt
+// token, cached or not), 0 when there was no input.
+func HitRate(cacheRead, input int64) float64 {
+	if input <= 0 {
+		return 0
+	}
+	return min(float64(cacheRead)/float64(input), 1)
 }
