@@ -47,6 +47,9 @@ func (e *Engine) NewServer(handler fasthttp.RequestHandler) *fasthttp.Server {
 		SecureErrorLogMessage: true,
 		Logger:                serverLogger{e.log},
 		CloseOnShutdown:       true,
+		// Multipart uploads (audio, image edits) are relayed as bytes; only
+		// their model field is read (engine/passthrough.go).
+		DisablePreParseMultipartForm: true,
 	}
 }
 
