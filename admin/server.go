@@ -78,6 +78,8 @@ type Options struct {
 	WarmStats bool
 	// SessionTTL is how long a login lasts (12 h).
 	SessionTTL time.Duration
+	// PriceCatalog, when set, is shown in /admin/status.
+	PriceCatalog PriceCatalog
 }
 
 // Defaults of Options.
@@ -106,6 +108,7 @@ type Server struct {
 
 	closeOnce sync.Once
 	done      chan struct{} // closed by Close: event streams end
+	catalog   PriceCatalog  // may be nil
 }
 
 // New builds a Server from opts.
@@ -113,7 +116,7 @@ func New(opts Options) *Server {
 	s := &Server{
 		cfg: opts.Config, eng: opts.Engine, st: opts.Store, logs: opts.Logs,
 		metrics: opts.Metrics, clock: opts.Clock, log: opts.Logger,
-		keepAlive: opts.KeepAlive, done: make(chan struct{}),
+		keepAlive: opts.KeepAlive, done: make(chan struct{}), catalog: opts.PriceCatalog,
 	}
 	if s.clock == nil {
 		s.clock = clock.Wall{}

@@ -20,6 +20,7 @@ func (s *Server) status(ctx *fasthttp.RequestCtx) error {
 		Storage:       s.storageStatus(),
 		InFlight:      s.eng.InFlight(),
 		EventsDropped: s.eng.Events().Dropped(),
+		PriceCatalog:  s.priceCatalogStatus(),
 	})
 }
 

@@ -35,6 +35,19 @@ type Status struct {
 	Storage       StorageStatus `json:"storage"`
 	InFlight      int64         `json:"in_flight"`
 	EventsDropped int64         `json:"events_dropped"`
+	// PriceCatalog is null when price_catalog.url is not set.
+	PriceCatalog *PriceCatalogStatus `json:"price_catalog"`
+}
+
+// PriceCatalogStatus is the price catalog's current copy and last fetch
+// (issue 19).
+type PriceCatalogStatus struct {
+	URL         string     `json:"url"`        // masked like channel URLs
+	Source      string     `json:"source"`     // "fetched", "database" (the last good copy) or "" (none: the embedded table prices)
+	FetchedAt   *time.Time `json:"fetched_at"` // when the current copy was fetched; null when none
+	Models      int        `json:"models"`     // model names the current copy prices
+	LastAttempt *time.Time `json:"last_attempt"`
+	Error       string     `json:"error"` // why the last fetch failed, "" when it succeeded
 }
 
 // ConfigStatus is the serving config and the last reload attempt.

@@ -106,7 +106,7 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 	prices := newCatalog(st, log, &eng)
 	eng = engine.New(engine.Options{Config: src, Logs: metrics.Sink(logs), Cooldowns: cds, Costs: st, Logger: log, Clock: opts.Clock, Catalog: prices,
 		Retention: retention})
-	adm := admin.New(admin.Options{Config: src, Engine: eng, Store: st, Logs: logs, Metrics: metrics, Clock: opts.Clock, Logger: log, WarmStats: true})
+	adm := admin.New(admin.Options{Config: src, Engine: eng, Store: st, Logs: logs, Metrics: metrics, Clock: opts.Clock, Logger: log, WarmStats: true, PriceCatalog: prices})
 	if n, err := admin.RestorePauses(ctx, st, eng); err != nil {
 		log.Warn("could not load runtime pauses", "err", err)
 	} else if n > 0 {

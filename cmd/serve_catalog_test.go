@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"math"
 	"net/http"
@@ -14,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"ccload/adminapi"
 	"ccload/mockupstream"
 	"ccload/store"
 )
@@ -92,13 +94,35 @@ tokens:
 			t.Fatalf("status %d: the catalog model was not priced", resp.StatusCode)
 		}
 	}
+	// /admin/status says where the prices come from.
+	catalogStatus := func(base string) adminapi.PriceCatalogStatus {
+		t.Helper()
+		req, _ := http.NewRequest("GET", base+"/admin/status", nil)
+		req.Header.Set("Authorization", "Bearer pw")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var st adminapi.Status
+		if err := json.NewDecoder(resp.Body).Decode(&st); err != nil || st.PriceCatalog == nil {
+			t.Fatalf("/admin/status: %v, price_catalog %v", err, st.PriceCatalog)
+		}
+		return *st.PriceCatalog
+	}
 	base, stop := runServe(t, file)
 	send(base)
+	if st := catalogStatus(base); st.Source != "fetched" || st.Models != 1 || st.Error != "" || st.FetchedAt == nil {
+		t.Errorf("price_catalog after a fetch = %+v", st)
+	}
 	stop()
 
 	cat.Close() // the next start cannot reach the catalog
 	base, stop = runServe(t, file)
 	send(base)
+	if st := catalogStatus(base); st.Source != "database" || st.Models != 1 || st.Error == "" || st.FetchedAt == nil {
+		t.Errorf("price_catalog with the catalog down = %+v", st)
+	}
 	stop()
 
 	st, err := store.Open(context.Background(), "sqlite", db)

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"bufio"
 	"fmt"
 	"io"
 	"slices"
@@ -189,7 +188,7 @@ func (e *Engine) streamThrough(ctx *fasthttp.RequestCtx, r *request, c *upstream
 	ctx.SetStatusCode(c.resp.StatusCode)
 	copyResponseHeaders(ctx, c.resp.Header)
 	dl := writeDeadline{conn: ctx.Conn(), d: r.snap.Server.Limits.StreamWriteTimeout.D()}
-	ctx.SetBodyStreamWriter(func(w *bufio.Writer) {
+	ctx.Response.SetBodyStream(&relayBody{run: func(w io.Writer) {
 		defer e.finish(r)
 		defer e.recoverStream(w, r)
 		defer c.cancel(nil)
@@ -200,7 +199,7 @@ func (e *Engine) streamThrough(ctx *fasthttp.RequestCtx, r *request, c *upstream
 			n, err := c.resp.Body.Read(buf)
 			if n > 0 {
 				dl.extend()
-				if _, werr := w.Write(buf[:n]); werr != nil || w.Flush() != nil {
+				if _, werr := w.Write(buf[:n]); werr != nil { // one flushed chunk (relayBody)
 					r.rec.fail(499, errClientGone.Error()+" or stopped reading for server.stream_write_timeout", true)
 					return
 				}
@@ -216,6 +215,6 @@ func (e *Engine) streamThrough(ctx *fasthttp.RequestCtx, r *request, c *upstream
 		r.rec.mu.Lock()
 		r.rec.upstreamDone = e.clock.Now()
 		r.rec.mu.Unlock()
-	})
+	}}, -1)
 	return attemptResult{done: true}
 }

@@ -1,8 +1,8 @@
 package engine
 
 import (
-	"bufio"
 	"fmt"
+	"io"
 	"runtime/debug"
 
 	"github.com/valyala/fasthttp"
@@ -41,15 +41,13 @@ func (e *Engine) recoverRequest(ctx *fasthttp.RequestCtx, ep endpoint, rp **requ
 // recoverStream is deferred by relay, before (so it runs after) nothing
 // but finish: a panic mid-stream ends the client's stream with its
 // protocol's error event, and the row says why.
-func (e *Engine) recoverStream(w *bufio.Writer, r *request) {
+func (e *Engine) recoverStream(w io.Writer, r *request) {
 	v := recover()
 	if v == nil {
 		return
 	}
 	e.log.Error("panic while relaying a stream; stream ended with an error event", "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
 	msg := "internal error in ccload while relaying this stream"
-	if _, err := w.Write(protocol.ErrorEvent(r.ep.family, fasthttp.StatusInternalServerError, msg)); err == nil {
-		w.Flush()
-	}
+	_, _ = w.Write(protocol.ErrorEvent(r.ep.family, fasthttp.StatusInternalServerError, msg)) // one flushed chunk (relayBody); a failed write means the client is gone
 	r.rec.fail(fasthttp.StatusInternalServerError, fmt.Sprintf("panic: %v", v), true)
 }

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -63,7 +62,7 @@ func (e *Engine) startStream(ctx *fasthttp.RequestCtx, r *request, c *upstreamCa
 	ctx.Response.Header.Set("Cache-Control", "no-cache")
 	ctx.Response.Header.Set("X-Accel-Buffering", "no")
 	dl := writeDeadline{conn: ctx.Conn(), d: r.snap.Server.Limits.StreamWriteTimeout.D()}
-	ctx.SetBodyStreamWriter(func(w *bufio.Writer) { e.relay(w, r, c, rd, held, dl) })
+	ctx.Response.SetBodyStream(&relayBody{run: func(w io.Writer) { e.relay(w, r, c, rd, held, dl) }}, -1)
 	return attemptResult{done: true}
 }
 
@@ -71,23 +70,28 @@ func (e *Engine) startStream(ctx *fasthttp.RequestCtx, r *request, c *upstreamCa
 // event. A write error means the client went away: the upstream request is
 // cancelled at once. It runs after the handler returned, so it touches
 // nothing of the RequestCtx.
-func (e *Engine) relay(w *bufio.Writer, r *request, c *upstreamCall, rd *protocol.Reader, held []byte, dl writeDeadline) {
+func (e *Engine) relay(w io.Writer, r *request, c *upstreamCall, rd *protocol.Reader, held []byte, dl writeDeadline) {
 	defer e.finish(r)
 	defer e.recoverStream(w, r)
 	defer c.cancel(nil)
 	defer c.stopTimers()
 	defer c.resp.Body.Close()
 
+	// out gathers what one upstream event becomes (converted, there may be
+	// several client events); flush hands it to w as one chunk. It grows to
+	// the largest event and no further.
+	var out []byte
 	var werr error
 	emit := func(b []byte) {
 		if werr == nil {
-			_, werr = w.Write(redactEvent(r.rec.red, b))
+			out = append(out, redactEvent(r.rec.red, b)...)
 		}
 	}
 	flush := func() bool {
-		if werr == nil {
+		if werr == nil && len(out) > 0 {
 			dl.extend()
-			werr = w.Flush()
+			_, werr = w.Write(out)
+			out = out[:0]
 		}
 		return werr == nil
 	}
@@ -118,7 +122,7 @@ func (e *Engine) relay(w *bufio.Writer, r *request, c *upstreamCall, rd *protoco
 
 	// Replay what was held back during the peek, then the rest.
 	var err error
-	hr := protocol.NewReader(bytes.NewReader(held), 0)
+	hr := protocol.NewReaderSize(bytes.NewReader(held), 0, len(held))
 	for {
 		ev, herr := hr.Next()
 		if herr != nil {
@@ -264,11 +268,10 @@ func streamErr(err error) error {
 	return err
 }
 
-// writeDeadline cuts a client that stops reading a stream (issue 16). The
-// body stream writer fills a pipe that fasthttp copies to the connection;
-// each flush moves the connection's write deadline d ahead, so a client
-// that reads nothing for d makes that copy fail, fasthttp closes the pipe,
-// the next write here fails and relay cancels the upstream and frees the
+// writeDeadline cuts a client that stops reading a stream (issue 16).
+// relay writes to the connection (relayBody); each flush moves the
+// connection's write deadline d ahead, so a client that reads nothing for
+// d makes a flush fail, and relay cancels the upstream and frees the
 // request's slots. fasthttp sets the deadline afresh for the next response
 // on the connection (headerReceived's WriteTimeout).
 type writeDeadline struct {

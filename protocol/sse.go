@@ -32,6 +32,7 @@ type Reader struct {
 	max  int
 	raw  []byte
 	data []byte
+	long []byte // a line longer than br's buffer, gathered
 	ev   Event
 }
 
@@ -39,12 +40,22 @@ type Reader struct {
 // echoed back can be large, but never this large).
 const DefaultMaxEvent = 16 << 20
 
+// readBuffer is the Reader's buffer: a few typical event lines (200-600
+// bytes). It is held for a stream's whole life, so with thousands of
+// streams open its size counts; a longer line is gathered in pieces, and
+// the upstream connection has its own buffer underneath.
+const readBuffer = 1 << 10
+
 // NewReader reads events from r; max <= 0 means DefaultMaxEvent.
-func NewReader(r io.Reader, max int) *Reader {
+func NewReader(r io.Reader, max int) *Reader { return NewReaderSize(r, max, readBuffer) }
+
+// NewReaderSize is NewReader with a buffer of size bytes (at least 16):
+// size len(b) suits events already in memory.
+func NewReaderSize(r io.Reader, max, size int) *Reader {
 	if max <= 0 {
 		max = DefaultMaxEvent
 	}
-	return &Reader{br: bufio.NewReaderSize(r, 32<<10), max: max}
+	return &Reader{br: bufio.NewReaderSize(r, size), max: max}
 }
 
 // Next returns the next event that carries any field, or io.EOF at the end
@@ -80,16 +91,17 @@ func (r *Reader) readLine() ([]byte, error) {
 	if err != bufio.ErrBufferFull {
 		return line, err
 	}
-	// Long line: gather it in pieces, still bounded.
-	long := append([]byte(nil), line...)
+	// Long line: gather it in pieces, still bounded, in a buffer kept for
+	// the next one (the caller copies the line out before reading on).
+	r.long = append(r.long[:0], line...)
 	for err == bufio.ErrBufferFull {
-		if len(long)+len(r.raw) > r.max {
+		if len(r.long)+len(r.raw) > r.max {
 			return nil, ErrEventTooLarge
 		}
 		line, err = r.br.ReadSlice('\n')
-		long = append(long, line...)
+		r.long = append(r.long, line...)
 	}
-	return long, err
+	return r.long, err
 }
 
 func isBlank(line []byte) bool {

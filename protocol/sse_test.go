@@ -72,3 +72,36 @@ func FuzzReader(f *testing.F) {
 		}
 	})
 }
+
+// The buffer size changes only how lines are gathered, never the events:
+// a 16-byte buffer (every line longer than it) and a 10 KB event longer
+// than the default buffer give what a buffer larger than the stream gives.
+func TestReaderBufferSizeDoesNotChangeEvents(t *testing.T) {
+	long := strings.Repeat("x", 10<<10)
+	in := "event: message_start\ndata: {\"a\":1}\n\n" +
+		"event: content_block_delta\ndata: {\"text\":\"" + long + "\"}\r\n\r\n" +
+		": comment\n\ndata: a\ndata: b\n\n" + "data: [DONE]\n\n"
+	read := func(r *Reader) []string {
+		var out []string
+		for {
+			ev, err := r.Next()
+			if err == io.EOF {
+				return out
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, string(ev.Name)+"|"+string(ev.Data)+"|"+string(ev.Raw))
+		}
+	}
+	want := read(NewReaderSize(strings.NewReader(in), 0, len(in)))
+	if len(want) != 4 {
+		t.Fatalf("%d events, want 4", len(want))
+	}
+	for _, size := range []int{16, 100, readBuffer} {
+		got := read(NewReaderSize(strings.NewReader(in), 0, size))
+		if strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Fatalf("buffer %d: events differ", size)
+		}
+	}
+}
