@@ -118,6 +118,7 @@ func (s *Server) usageToday(ctx context.Context, now time.Time, by func(store.Us
 		return nil, errInternal("reading usage failed", err)
 	}
 	out := map[string]adminapi.Usage{}
+	saved := s.cacheSaving()
 	for _, r := range rows {
 		if r.Day != day {
 			continue
@@ -129,6 +130,12 @@ func (s *Server) usageToday(ctx context.Context, now time.Time, by func(store.Us
 		u.InputTokens += r.InputTokens
 		u.OutputTokens += r.OutputTokens
 		u.Cost += r.Cost
+		u.CacheReadTokens += r.CacheReadTokens
+		u.CacheSaved += saved(r.Model, r.CacheReadTokens)
+		out[k] = u
+	}
+	for k, u := range out {
+		finishCache(&u)
 		out[k] = u
 	}
 	return out, nil

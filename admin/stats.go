@@ -76,17 +76,19 @@ func (s *Server) warmStats() {
 func (s *Server) statsSeries(ctx context.Context, rng, size time.Duration, since, until time.Time, n int, now time.Time) (*series, error) {
 	e := s.statsCache.entry(statsKey{rng, size}, now)
 	e.mu.Lock()
-	acc, ok, err := e.series(ctx, s.st, since, until, size, n)
+	saved := s.cacheSaving()
+	acc, ok, err := e.series(ctx, s.st, since, until, size, n, saved)
 	e.mu.Unlock()
 	if err != nil || ok {
 		return acc, err
 	}
-	return uncachedSeries(ctx, s.st, since, until, size, n)
+	return uncachedSeries(ctx, s.st, since, until, size, n, saved)
 }
 
 // uncachedSeries reads the window's log points with one query.
-func uncachedSeries(ctx context.Context, st store.Store, since, until time.Time, size time.Duration, n int) (*series, error) {
+func uncachedSeries(ctx context.Context, st store.Store, since, until time.Time, size time.Duration, n int, saved saving) (*series, error) {
 	acc := newSeries(since, size, n)
+	acc.saved = saved
 	err := st.EachLogPoint(ctx, since, until, func(p store.LogPoint) error {
 		acc.add(p)
 		return nil
@@ -116,6 +118,7 @@ func defaultBucket(rng time.Duration) time.Duration {
 type series struct {
 	since time.Time
 	size  time.Duration
+	saved saving // nil: savings are not priced
 	b     []adminapi.Bucket
 	ttfb  [][]int64 // per bucket, TTFBs of requests that got a first byte
 	all   []int64
@@ -139,6 +142,10 @@ func (s *series) add(p store.LogPoint) {
 	if i < 0 || i >= len(s.b) {
 		return
 	}
+	var saved float64
+	if s.saved != nil {
+		saved = s.saved(p.Model, p.CacheReadTokens)
+	}
 	for _, b := range []*adminapi.Bucket{&s.b[i], &s.total} {
 		b.Requests++
 		if p.IsError() {
@@ -147,6 +154,8 @@ func (s *series) add(p store.LogPoint) {
 		b.InputTokens += p.InputTokens
 		b.OutputTokens += p.OutputTokens
 		b.Cost += p.Cost
+		b.CacheReadTokens += p.CacheReadTokens
+		b.CacheSaved += saved
 	}
 	if p.TTFBMs > 0 || !p.IsError() { // got a first byte
 		s.ttfb[i] = append(s.ttfb[i], p.TTFBMs)
@@ -168,13 +177,17 @@ func (s *series) add(p store.LogPoint) {
 		r.InputTokens += p.InputTokens
 		r.OutputTokens += p.OutputTokens
 		r.Cost += p.Cost
+		r.CacheReadTokens += p.CacheReadTokens
+		r.CacheSaved += saved
 	}
 }
 
 func (s *series) result(until time.Time) adminapi.StatsResponse {
 	for i := range s.b {
 		s.b[i].TTFBp50ms, s.b[i].TTFBp95ms = percentiles(s.ttfb[i])
+		s.b[i].CacheHitRate = adminapi.HitRate(s.b[i].CacheReadTokens, s.b[i].InputTokens)
 	}
+	s.total.CacheHitRate = adminapi.HitRate(s.total.CacheReadTokens, s.total.InputTokens)
 	s.total.Start = s.since
 	s.total.TTFBp50ms, s.total.TTFBp95ms = percentiles(s.all)
 	return adminapi.StatsResponse{
@@ -198,6 +211,7 @@ func percentiles(v []int64) (p50, p95 int64) {
 func ranked(m map[string]*adminapi.Rank) []adminapi.Rank {
 	out := make([]adminapi.Rank, 0, len(m))
 	for _, r := range m {
+		r.CacheHitRate = adminapi.HitRate(r.CacheReadTokens, r.InputTokens)
 		out = append(out, *r)
 	}
 	slices.SortFunc(out, func(a, b adminapi.Rank) int {

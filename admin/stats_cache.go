@@ -88,7 +88,7 @@ func (c *statsCache) entry(k statsKey, now time.Time) *statsEntry {
 // series returns the window's series computed from the cached points after
 // bringing them up to date; ok is false when the window is too large to
 // cache (the caller then reads it uncached).
-func (e *statsEntry) series(ctx context.Context, st store.Store, since, until time.Time, size time.Duration, n int) (acc *series, ok bool, err error) {
+func (e *statsEntry) series(ctx context.Context, st store.Store, since, until time.Time, size time.Duration, n int, saved saving) (acc *series, ok bool, err error) {
 	if e.valid && since.Before(e.since) {
 		e.valid = false // cannot happen with a monotonic clock; be safe
 	}
@@ -141,6 +141,7 @@ func (e *statsEntry) series(ctx context.Context, st store.Store, since, until ti
 	}
 	e.valid = true
 	acc = newSeries(since, size, n)
+	acc.saved = saved
 	for _, p := range e.pts {
 		if !p.Time.Before(until) {
 			break

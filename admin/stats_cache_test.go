@@ -91,7 +91,7 @@ func TestStatsCacheMatchesUncached(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want, err := uncachedSeries(ctx, st, since, until, k.size, n)
+			want, err := uncachedSeries(ctx, st, since, until, k.size, n, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -151,7 +151,7 @@ func TestStatsCacheConcurrent(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want, err := uncachedSeries(ctx, st, since, until, k.size, n)
+		want, err := uncachedSeries(ctx, st, since, until, k.size, n, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -179,7 +179,7 @@ func BenchmarkStats24h(b *testing.B) {
 	since, until, n := statsWindow(now, rng, size)
 	b.Run("uncached", func(b *testing.B) {
 		for b.Loop() {
-			acc, err := uncachedSeries(ctx, st, since, until, size, n)
+			acc, err := uncachedSeries(ctx, st, since, until, size, n, nil)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -60,3 +60,39 @@ func TestSeriesBuckets(t *testing.T) {
 		t.Errorf("top tokens %+v", tk)
 	}
 }
+
+// TestSeriesCacheHitRate: cache reads over input tokens per bucket, total
+// and ranking, and the saving priced per model.
+func TestSeriesCacheHitRate(t *testing.T) {
+	since := time.Date(2026, 3, 4, 5, 0, 0, 0, time.UTC)
+	s := newSeries(since, time.Minute, 2)
+	s.saved = func(model string, n int64) float64 {
+		if model != "claude" {
+			return 0 // unpriced
+		}
+		return float64(n) * (3 - 0.3) / 1e6
+	}
+	for _, p := range []store.LogPoint{
+		{Time: since, Model: "claude", Channel: "x", Token: "t", Status: 200, InputTokens: 100_000, CacheReadTokens: 90_000},
+		{Time: since.Add(time.Minute), Model: "claude", Channel: "y", Token: "t", Status: 200, InputTokens: 100_000},
+		{Time: since.Add(time.Minute), Model: "other", Channel: "y", Token: "t", Status: 200, InputTokens: 50_000, CacheReadTokens: 25_000},
+	} {
+		s.add(p)
+	}
+	r := s.result(since.Add(2 * time.Minute))
+	if got := r.Buckets[0].CacheHitRate; got != 0.9 {
+		t.Errorf("bucket 0 hit rate %v, want 0.9", got)
+	}
+	if got, want := r.Total.CacheHitRate, 115_000.0/250_000; got != want {
+		t.Errorf("total hit rate %v, want %v", got, want)
+	}
+	if got, want := r.Total.CacheSaved, 90_000*2.7/1e6; got < want-1e-9 || got > want+1e-9 {
+		t.Errorf("saved %v, want %v (the unpriced model saves nothing)", got, want)
+	}
+	for _, c := range r.Top.Channels {
+		want := map[string]float64{"x": 0.9, "y": 25_000.0 / 150_000}[c.Name]
+		if c.CacheHitRate != want {
+			t.Errorf("channel %s hit rate %v, want %v", c.Name, c.CacheHitRate, want)
+		}
+	}
+}

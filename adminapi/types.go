@@ -277,6 +277,12 @@ type Usage struct {
 	InputTokens  int64   `json:"input_tokens"`
 	OutputTokens int64   `json:"output_tokens"`
 	Cost         float64 `json:"cost"`
+	// Cache: prompt tokens read from the provider's cache, their share of
+	// all input tokens (CacheHitRate, 0-1), and what they saved against
+	// the full input price (CacheSaved, USD, at the price table's rates).
+	CacheReadTokens int64   `json:"cache_read_tokens"`
+	CacheHitRate    float64 `json:"cache_hit_rate"`
+	CacheSaved      float64 `json:"cache_saved"`
 }
 
 // CooldownsResponse is GET /admin/cooldowns.
@@ -395,6 +401,12 @@ type Bucket struct {
 	InputTokens  int64     `json:"input_tokens"`
 	OutputTokens int64     `json:"output_tokens"`
 	Cost         float64   `json:"cost"`
+	// Cache: prompt tokens read from the provider's cache, their share of
+	// all input tokens (CacheHitRate, 0-1), and what they saved against
+	// the full input price (CacheSaved, USD, at the price table's rates).
+	CacheReadTokens int64   `json:"cache_read_tokens"`
+	CacheHitRate    float64 `json:"cache_hit_rate"`
+	CacheSaved      float64 `json:"cache_saved"`
 	// TTFB percentiles over the requests that got a first byte; 0 when none.
 	TTFBp50ms int64 `json:"ttfb_p50_ms"`
 	TTFBp95ms int64 `json:"ttfb_p95_ms"`
@@ -415,10 +427,25 @@ type Rank struct {
 	InputTokens  int64   `json:"input_tokens"`
 	OutputTokens int64   `json:"output_tokens"`
 	Cost         float64 `json:"cost"`
+	// Cache: prompt tokens read from the provider's cache, their share of
+	// all input tokens (CacheHitRate, 0-1), and what they saved against
+	// the full input price (CacheSaved, USD, at the price table's rates).
+	CacheReadTokens int64   `json:"cache_read_tokens"`
+	CacheHitRate    float64 `json:"cache_hit_rate"`
+	CacheSaved      float64 `json:"cache_saved"`
 }
 
 // ActiveResponse is GET /admin/active.
 type ActiveResponse struct {
 	Time   time.Time `json:"time"`
 	Active []Event   `json:"active"`
+}
+
+// HitRate is cache-read tokens over input tokens (input counts every prompt
+// token, cached or not), 0 when there was no input.
+func HitRate(cacheRead, input int64) float64 {
+	if input <= 0 {
+		return 0
+	}
+	return min(float64(cacheRead)/float64(input), 1)
 }

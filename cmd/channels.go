@@ -30,12 +30,14 @@ func NewCmdChannels(f *Factory, runF func(*ChannelsOptions) error) *cobra.Comman
 
 STATE is ok, degraded (a key, model or URL cools), cooling (the whole
 channel cools), paused (runtime override from the admin API) or disabled
-(enabled: false in the file). REQ, ERR and COST are today's (UTC), from the
-usage aggregates. COOLDOWNS lists what cools and for how long.
+(enabled: false in the file). REQ, ERR, COST and CACHE are today's (UTC),
+from the usage aggregates; CACHE is the prompt cache hit rate (cache-read
+tokens over input tokens). COOLDOWNS lists what cools and for how long.
 
 Without a terminal the output is one tab-separated line per channel:
 name, state, priority, weight, in_flight, rpm, requests_today,
-errors_today, cost_today_usd, cooldowns (scope:what:seconds_left, comma-separated).
+errors_today, cost_today_usd, cache_hit_rate_today (0-1), cooldowns
+(scope:what:seconds_left, comma-separated).
 --json prints the /admin/channels answer (admin/API.md).`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
@@ -62,13 +64,14 @@ func channelsRun(ctx context.Context, opts *ChannelsOptions) error {
 	if opts.JSON {
 		return writeJSONOut(opts.IO, resp)
 	}
-	t := newTable("NAME", "STATE", "PRI", "W", "INFL", "RPM", "REQ", "ERR", "COST", "COOLDOWNS")
+	t := newTable("NAME", "STATE", "PRI", "W", "INFL", "RPM", "REQ", "ERR", "COST", "CACHE", "COOLDOWNS")
 	for _, c := range resp.Channels {
 		t.add(plain(c.Name), cell{c.State, stateColor(c.State)},
 			plain(strconv.Itoa(c.Priority)), plain(strconv.Itoa(c.Weight)),
 			plain(strconv.FormatInt(c.InFlight, 10)), plain(strconv.Itoa(c.RPM)),
 			plain(fmtCount(c.Today.Requests)), errCell(c.Today.Errors, opts.IO.IsTTY),
-			costCell(c.Today.Cost, opts.IO.IsTTY), plain(liveList(c, opts.IO.IsTTY)))
+			costCell(c.Today.Cost, opts.IO.IsTTY), cacheCell(c.Today, opts.IO.IsTTY),
+			plain(liveList(c, opts.IO.IsTTY)))
 	}
 	return t.print(opts.IO.Out, opts.IO.IsTTY, opts.IO.Color)
 }
@@ -101,6 +104,18 @@ func costCell(usd float64, tty bool) cell {
 		return plain(fmtUSD(usd))
 	}
 	return plain(fmtCost(usd))
+}
+
+// cacheCell is the CACHE cell: the hit rate as a percentage on a terminal
+// ("-" without input), a 0-1 fraction for scripts.
+func cacheCell(u adminapi.Usage, tty bool) cell {
+	if !tty {
+		return plain(strconv.FormatFloat(u.CacheHitRate, 'f', 3, 64))
+	}
+	if u.InputTokens == 0 {
+		return plain("-")
+	}
+	return plain(strconv.FormatFloat(u.CacheHitRate*100, 'f', 0, 64) + "%")
 }
 
 // liveList is the COOLDOWNS cell: what cools, then the latest scheduled

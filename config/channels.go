@@ -73,6 +73,7 @@ var channelFields = fields[Channel]{
 	}},
 	boolField("enabled", func(c *Channel) *bool { return &c.Enabled }),
 	boolField("web_search", func(c *Channel) *bool { return &c.WebSearch }),
+	boolField("websockets", func(c *Channel) *bool { return &c.WebSockets }),
 	boolField("affinity", func(c *Channel) *bool { return &c.Affinity }),
 }
 

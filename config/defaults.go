@@ -24,6 +24,7 @@ var DefaultServer = Server{
 	Listen:       "127.0.0.1:8080",
 	MaxBodyBytes: 10 << 20, // 10MiB
 	Limits:       DefaultServerLimits,
+	WebSockets:   DefaultWebSockets,
 }
 
 // DefaultStorage is the `storage:` section when the file says nothing.

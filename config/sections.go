@@ -136,6 +136,7 @@ var serverFields = fields[Server]{
 	intField("max_conns", 1, func(s *Server) *int { return &s.Limits.MaxConns }),
 	intField("max_conns_per_ip", 0, func(s *Server) *int { return &s.Limits.MaxConnsPerIP }),
 	{"trusted_proxies", decodeTrustedProxies},
+	section("websockets", webSocketsFields, func(s *Server) *WebSockets { return &s.WebSockets }),
 }
 
 func validListen(v string) bool {
@@ -285,6 +286,7 @@ func KnownKeys() map[string][]string {
 	return map[string][]string{
 		"":                             rootFields.keys(),
 		"server":                       serverFields.keys(),
+		"server.websockets":            webSocketsFields.keys(),
 		"storage":                      storageFields.keys(),
 		"routing":                      routingFields.keys(),
 		"routing.cooldown":             cooldownFields.keys(),

@@ -65,6 +65,8 @@ type Server struct {
 	Pprof bool
 	// Limits bound what one client connection may hold (limits.go).
 	Limits ServerLimits
+	// WebSockets bounds the Responses WebSocket transport (websockets.go).
+	WebSockets WebSockets
 	// TrustedProxies are the peers whose X-Forwarded-For and
 	// X-Forwarded-Proto are believed (client IP, Secure cookie).
 	TrustedProxies []netip.Prefix
@@ -149,6 +151,10 @@ type Channel struct {
 	// Responses web_search). Off (the default) the tool is left out with
 	// a note: the upstream's search is billed and answers differently.
 	WebSearch bool
+	// WebSockets makes a WebSocket turn try this channel's Responses URLs
+	// over a native upstream WebSocket (http->ws, https->wss) before the
+	// HTTP/SSE path (issue 15).
+	WebSockets bool
 	// Affinity: false opts this channel out of session affinity.
 	Affinity bool
 }

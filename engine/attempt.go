@@ -184,6 +184,9 @@ func (e *Engine) attempt(ctx *fasthttp.RequestCtx, r *request, rt config.Route, 
 	at := r.rec.begin(ch.Name, e.state.keyID(ch.Keys[ki]), u.URL, up, rt.Upstream, e.clock.Now())
 
 	body, notes, err := r.upstreamBody(up, rt.Upstream, convert.RequestOptions{HostedSearch: ch.WebSearch})
+	if r.socket {
+		notes = append(notes, "transport: websocket")
+	}
 	at.note(notes)
 	if err == nil {
 		body, err = rewriteBody(ch.Rewrite.Body, body)

@@ -107,3 +107,34 @@ func lastEventData(t *testing.T, stream, name string) gjson.Result {
 	}
 	return last
 }
+
+// TestWebSearchSwitch: Codex's hosted web_search tool goes to an Anthropic
+// channel as Anthropic's web search tool only when the channel sets
+// web_search: true; otherwise it is left out and the log row notes it.
+func TestWebSearchSwitch(t *testing.T) {
+	req := `{"model":"gpt-6.2-sol","input":"news?","tools":[{"type":"function","name":"exec_command","parameters":{"type":"object","properties":{}}},{"type":"web_search","external_web_access":true}],"stream":false}`
+	for _, on := range []bool{false, true} {
+		name := map[bool]string{false: "off", true: "on"}[on]
+		t.Run(name, func(t *testing.T) {
+			m, u := startMock(t, mockupstream.Options{})
+			cfg := strings.NewReplacer("{{URL}}", u, "{{FAM}}", "anthropic").Replace(codexConfig)
+			if on {
+				cfg = strings.Replace(cfg, "    models: [gpt-6.2-sol]\n", "    models: [gpt-6.2-sol]\n    web_search: true\n", 1)
+			}
+			g := startGateway(t, cfg)
+			resp, body := post(t, g.URL+"/v1/responses", req, map[string]string{"Authorization": "Bearer " + testToken})
+			if resp.StatusCode != 200 {
+				t.Fatalf("status %d %s", resp.StatusCode, body)
+			}
+			tools := gjson.GetBytes(m.Requests()[0].Body, "tools.#.type").String()
+			hasSearch := strings.Contains(tools, "web_search_20250305")
+			if hasSearch != on {
+				t.Fatalf("upstream tool types %s (want web search: %v)", tools, on)
+			}
+			notes := gjson.Get(g.waitLogs(t, 1)[0].AttemptsJSON, "0.notes").String()
+			if wantNote := !on; strings.Contains(notes, "web_search") != wantNote {
+				t.Fatalf("notes %s (want a web_search note: %v)", notes, wantNote)
+			}
+		})
+	}
+}

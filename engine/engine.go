@@ -89,6 +89,8 @@ type Engine struct {
 	started    time.Time
 	retention  interface{ Stats() store.RetentionStats }
 
+	ws wsState // the Responses WebSocket transport (websocket.go)
+
 	redact       atomic.Pointer[snapRedactor]
 	inflight     atomic.Int64
 	unauthorized atomic.Int64

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"net"
 	"sync/atomic"
 	"time"
 
@@ -35,6 +34,8 @@ type request struct {
 	// costReserved: the ledger counts this request in flight for the
 	// token's cost_limit until finish settles it.
 	costReserved bool
+	// socket: a WebSocket turn (websocket.go), not an HTTP request.
+	socket bool
 	// finished: finish ran; it runs once, whichever path (answer, reject,
 	// stream end, recovered panic) gets there first.
 	finished atomic.Bool
@@ -52,9 +53,10 @@ func (e *Engine) newRequest(ctx *fasthttp.RequestCtx, ep endpoint, snap *config.
 		token:    tok,
 		body:     append([]byte(nil), ctx.PostBody()...),
 		start:    e.clock.Now(),
-		clientIP: clientIP(ctx),
+		clientIP: ClientIP(ctx, &snap.Server),
 	}
 	r.header = forwardHeaders(&ctx.Request.Header)
+	r.socket = ctx.UserValue(wsTurnKey) != nil
 	r.rec = record{
 		id:             string(ctx.Request.Header.Peek("x-request-id")),
 		start:          r.start,
@@ -65,13 +67,6 @@ func (e *Engine) newRequest(ctx *fasthttp.RequestCtx, ep endpoint, snap *config.
 	}
 	identifySession(ctx, r)
 	return r
-}
-
-func clientIP(ctx *fasthttp.RequestCtx) string {
-	if ip := ctx.RemoteIP(); ip != nil && !ip.Equal(net.IPv4zero) {
-		return ip.String()
-	}
-	return ""
 }
 
 // wantsChatUsage reports whether an OpenAI Chat client asked for the usage

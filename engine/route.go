@@ -36,6 +36,10 @@ func (e *Engine) route(ctx *fasthttp.RequestCtx) bool {
 		e.serveHealth(ctx)
 		return true
 	}
+	if isSocket(ctx) {
+		e.serveSocket(ctx)
+		return true
+	}
 	ep, ok := parseEndpoint(string(ctx.Method()), path, ctx.Request.Header.Peek("anthropic-version") != nil)
 	if !ok {
 		return false

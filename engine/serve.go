@@ -81,7 +81,10 @@ func (e *Engine) begin(r *request) {
 // stream flag (read with gjson, nothing else is parsed), token expiry and
 // model globs.
 func (r *request) admit() *clientError {
-	if limit := int(r.snap.Server.MaxBodyBytes); limit > 0 && len(r.body) > limit {
+	// A WebSocket turn's frame was held to the limit already (1009); its
+	// body also carries the replayed transcript, bounded by
+	// server.websockets.max_transcript_bytes instead.
+	if limit := int(r.snap.Server.MaxBodyBytes); limit > 0 && len(r.body) > limit && !r.socket {
 		return &clientError{Status: 413, Msg: fmt.Sprintf("request body is %d bytes, over the server.max_body_bytes limit of %d", len(r.body), limit)}
 	}
 	if r.ep.pass != nil && r.ep.pass.Form {

@@ -81,6 +81,7 @@ var channelCols = []column{
 	{title: "REQ", width: 6, right: true, drop: 4},
 	{title: "ERR", width: 5, right: true, drop: 1},
 	{title: "COST", width: 8, right: true, drop: 5},
+	{title: "CACHE", width: 5, right: true, drop: 6},
 	{title: "COOLDOWNS", width: 20, flex: true},
 }
 
@@ -110,7 +111,7 @@ func (p *ChannelsPane) view(st Styles, v paneView) []string {
 		}
 		cells = append(cells, []cell{
 			plain(ch.Name), state, plain(strconv.FormatInt(ch.InFlight, 10)), plain(strconv.Itoa(ch.RPM)),
-			plain(strconv.FormatInt(ch.Today.Requests, 10)), errs, plain(fmt.Sprintf("$%.4f", ch.Today.Cost)), cd,
+			plain(strconv.FormatInt(ch.Today.Requests, 10)), errs, plain(fmt.Sprintf("$%.4f", ch.Today.Cost)), cacheRate(ch.Today), cd,
 		})
 	}
 	empty := "no channels yet"
@@ -171,4 +172,13 @@ func countdown(d time.Duration) string {
 	default:
 		return fmt.Sprintf("%dh%02dm", s/3600, s%3600/60)
 	}
+}
+
+// cacheRate is today's prompt cache hit rate (cache-read tokens over input
+// tokens) as a percentage, "-" before any input.
+func cacheRate(u adminapi.Usage) cell {
+	if u.InputTokens == 0 {
+		return plain("-")
+	}
+	return plain(fmt.Sprintf("%.0f%%", u.CacheHitRate*100))
 }

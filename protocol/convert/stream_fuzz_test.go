@@ -36,12 +36,22 @@ func fuzzStream(f *testing.F, from protocol.Family) {
 	}
 	f.Add([]byte("data: {\"type\":\"content_block_delta\",\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"\\u00\"}}\n\n"))
 	f.Add([]byte("data: {}\n\ndata: [DONE]\n\ndata: {\"error\":null}\n\n"))
+	// The goldens of calls to a Codex client's custom and namespaced tools.
+	goldens, _ := filepath.Glob(filepath.Join("testdata", "stream", string(from)+"-responses", "codex_*.txtar"))
+	for _, g := range goldens {
+		ar := readArchive(f, g)
+		f.Add(ar.get(f, "in.sse"))
+	}
 	f.Fuzz(func(t *testing.T, in []byte) {
 		for _, to := range protocol.Families {
 			if to == from {
 				continue
 			}
-			s := newStream(from, to, "m", StreamOptions{}, testClock{})
+			var opt StreamOptions
+			if to == protocol.Responses {
+				opt.Request = fuzzCodexRequest // calls to its tools take the custom path
+			}
+			s := newStream(from, to, "m", opt, testClock{})
 			var out []byte
 			emit := func(b []byte) { out = append(out, b...) }
 			r := protocol.NewReader(bytes.NewReader(in), fuzzMaxEvent)
@@ -64,6 +74,13 @@ func fuzzStream(f *testing.F, from protocol.Family) {
 		}
 	})
 }
+
+// fuzzCodexRequest offers, as a Codex client would, custom and namespaced
+// tools under the names the corpus and the goldens call (get_weather,
+// functions__exec, crm__find).
+var fuzzCodexRequest = []byte(`{"tools":[{"type":"custom","name":"get_weather"}],"input":[{"type":"additional_tools","tools":[
+{"type":"namespace","name":"functions","tools":[{"type":"custom","name":"exec"}]},
+{"type":"namespace","name":"crm","tools":[{"type":"function","name":"find"}]}]}]}`)
 
 // checkSSEOutput checks that every block is "event: x\ndata: <json>\n\n" or
 // "data: <json or [DONE]>\n\n".

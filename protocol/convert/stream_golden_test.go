@@ -286,7 +286,7 @@ func parseArchive(data []byte) *archive {
 	return a
 }
 
-func (a *archive) get(t *testing.T, name string) []byte {
+func (a *archive) get(t testing.TB, name string) []byte {
 	t.Helper()
 	b, ok := a.files[name]
 	if !ok {
@@ -320,7 +320,7 @@ func (a *archive) set(name string, b []byte) {
 	a.files[name] = b
 }
 
-func readArchive(t *testing.T, path string) *archive {
+func readArchive(t testing.TB, path string) *archive {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {

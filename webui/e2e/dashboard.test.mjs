@@ -89,6 +89,20 @@ test('login: wrong password refused, right one sets an HttpOnly SameSite=Strict 
   assert.equal(cookie.sameSite, 'Strict');
 });
 
+test('overview: the cache tile shows the prompt cache hit rate /admin/stats reports', async () => {
+  await ready('overview');
+  await page.waitForSelector('#tile-cache .value');
+  const t = await page.evaluate(async () => (await (await fetch('/admin/stats?range=24h&bucket=5m')).json()).total);
+  assert.ok('cache_hit_rate' in t && 'cache_saved' in t && 'cache_read_tokens' in t, JSON.stringify(t));
+  const text = (await page.textContent('#tile-cache .value')).trim();
+  if (t.input_tokens > 0) {
+    const shown = Number(text.replace('%', ''));
+    assert.ok(text.endsWith('%') && Math.abs(shown - t.cache_hit_rate * 100) < 0.1, `tile ${text}, api ${t.cache_hit_rate}`);
+  } else {
+    assert.equal(text, '–');
+  }
+});
+
 test('overview: the 24 h chart and tables show the traffic, times in the browser zone', async () => {
   await ready('overview');
   await page.waitForSelector('#chart-requests canvas');

@@ -39,6 +39,8 @@ export async function mount(root, ctx) {
       tile('Input tokens', fmtInt(t.input_tokens)),
       tile('Output tokens', fmtInt(t.output_tokens)),
       tile('Cost', fmtCost(t.cost)),
+      tile('Cache hit rate', t.input_tokens ? fmtPct(t.cache_hit_rate) : '–',
+        `${fmtInt(t.cache_read_tokens)} cached tokens, ${fmtCost(t.cache_saved)} saved`, { id: 'tile-cache' }),
       tile('TTFB p50', t.requests > t.errors ? fmtMs(t.ttfb_p50_ms) : '–'),
       tile('TTFB p95', t.requests > t.errors ? fmtMs(t.ttfb_p95_ms) : '–'),
     );
@@ -53,10 +55,12 @@ export async function mount(root, ctx) {
 
 function topTable(label, ranks) {
   // Narrow cards: tokens are in each row's tooltip, names wrap at hyphens.
-  const cols = [{ label: 'Name' }, { label: 'Cost', num: true }, { label: 'Requests', num: true }, { label: 'Errors', num: true }];
-  const rows = ranks.map((r) => h('tr', { title: `${fmtInt(r.input_tokens)} input, ${fmtInt(r.output_tokens)} output tokens` },
+  const cols = [{ label: 'Name' }, { label: 'Cost', num: true }, { label: 'Requests', num: true }, { label: 'Errors', num: true },
+    { label: 'Cache', num: true }];
+  const rows = ranks.map((r) => h('tr', { title: `${fmtInt(r.input_tokens)} input, ${fmtInt(r.output_tokens)} output, ${fmtInt(r.cache_read_tokens)} cache-read tokens; ${fmtCost(r.cache_saved)} saved by the cache` },
     h('td', {}, r.name), h('td', { class: 'num' }, fmtCost(r.cost)), h('td', { class: 'num' }, fmtInt(r.requests)),
-    h('td', { class: r.errors ? 'num err' : 'num' }, fmtInt(r.errors))));
+    h('td', { class: r.errors ? 'num err' : 'num' }, fmtInt(r.errors)),
+    h('td', { class: 'num' }, r.input_tokens ? fmtPct(r.cache_hit_rate) : '–')));
   return h('section', { class: 'card' }, h('h2', {}, label), table(label, cols, rows, 'No requests in the last 24 h.'));
 }
 
