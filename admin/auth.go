@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
-	"net"
 	"strconv"
 	"strings"
 	"sync"
@@ -14,6 +13,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"ccload/adminapi"
+	"ccload/engine"
 )
 
 // Admin authentication: POST /admin/login with the admin password sets a
@@ -32,7 +32,7 @@ const (
 // Bearer token.
 func (s *Server) authorize(ctx *fasthttp.RequestCtx) error {
 	now := s.clock.Now()
-	if id := ctx.Request.Header.Cookie(cookieName); len(id) > 0 && s.sessions.valid(string(id), now) {
+	if id := ctx.Request.Header.Cookie(cookieName); len(id) > 0 && s.sessions.valid(string(id), now, s.passwordSum()) {
 		return nil
 	}
 	pw, ok := bearer(string(ctx.Request.Header.Peek("Authorization")))
@@ -46,7 +46,7 @@ func (s *Server) authorize(ctx *fasthttp.RequestCtx) error {
 
 // checkAttempt checks a password for the client, counting failures.
 func (s *Server) checkAttempt(ctx *fasthttp.RequestCtx, pw string, now time.Time) error {
-	ip := remoteIP(ctx)
+	ip := s.clientIP(ctx)
 	if wait, blocked := s.limiter.blocked(ip, now); blocked {
 		secs := int(wait.Round(time.Second) / time.Second)
 		ctx.Response.Header.Set("Retry-After", strconv.Itoa(max(secs, 1)))
@@ -81,13 +81,6 @@ func bearer(h string) (string, bool) {
 	return "", false
 }
 
-func remoteIP(ctx *fasthttp.RequestCtx) string {
-	if ip := ctx.RemoteIP(); ip != nil && !ip.Equal(net.IPv4zero) {
-		return ip.String()
-	}
-	return "unknown"
-}
-
 // login is POST /admin/login {"password": "..."}.
 func (s *Server) login(ctx *fasthttp.RequestCtx) error {
 	var req adminapi.LoginRequest
@@ -98,7 +91,7 @@ func (s *Server) login(ctx *fasthttp.RequestCtx) error {
 	if err := s.checkAttempt(ctx, req.Password, now); err != nil {
 		return err
 	}
-	id, exp, err := s.sessions.create(now)
+	id, exp, err := s.sessions.create(now, s.passwordSum())
 	if err != nil {
 		return errInternal("could not create a session", err)
 	}
@@ -108,7 +101,7 @@ func (s *Server) login(ctx *fasthttp.RequestCtx) error {
 	c.SetPath("/")
 	c.SetHTTPOnly(true)
 	c.SetSameSite(fasthttp.CookieSameSiteStrictMode)
-	c.SetSecure(ctx.IsTLS())
+	c.SetSecure(engine.IsHTTPS(ctx, &s.cfg.Current().Server))
 	c.SetExpire(exp)
 	c.SetMaxAge(int(exp.Sub(now) / time.Second))
 	ctx.Response.Header.SetCookie(&c)
@@ -137,15 +130,23 @@ func (s *Server) logout(ctx *fasthttp.RequestCtx) error {
 type sessions struct {
 	ttl time.Duration
 	mu  sync.Mutex
-	m   map[[32]byte]time.Time // -> expiry
+	m   map[[32]byte]session
+}
+
+// session is one live session: when it expires, and the sha256 of the
+// admin password it was opened with. A session ends when admin_password
+// changes (issue 16). Sessions live in memory only: a restart ends them.
+type session struct {
+	exp time.Time
+	pw  [32]byte
 }
 
 func newSessions(ttl time.Duration) *sessions {
-	return &sessions{ttl: ttl, m: map[[32]byte]time.Time{}}
+	return &sessions{ttl: ttl, m: map[[32]byte]session{}}
 }
 
 // create returns a new random session id and its expiry.
-func (ss *sessions) create(now time.Time) (string, time.Time, error) {
+func (ss *sessions) create(now time.Time, pw [32]byte) (string, time.Time, error) {
 	var b [32]byte
 	if _, err := rand.Read(b[:]); err != nil {
 		return "", time.Time{}, err
@@ -157,7 +158,7 @@ func (ss *sessions) create(now time.Time) (string, time.Time, error) {
 	if len(ss.m) >= maxSessions {
 		ss.evict(now)
 	}
-	ss.m[sha256.Sum256([]byte(id))] = exp
+	ss.m[sha256.Sum256([]byte(id))] = session{exp: exp, pw: pw}
 	return id, exp, nil
 }
 
@@ -166,13 +167,13 @@ func (ss *sessions) create(now time.Time) (string, time.Time, error) {
 func (ss *sessions) evict(now time.Time) {
 	var oldest [32]byte
 	var oldestExp time.Time
-	for k, exp := range ss.m {
-		if !now.Before(exp) {
+	for k, se := range ss.m {
+		if !now.Before(se.exp) {
 			delete(ss.m, k)
 			continue
 		}
-		if oldestExp.IsZero() || exp.Before(oldestExp) {
-			oldest, oldestExp = k, exp
+		if oldestExp.IsZero() || se.exp.Before(oldestExp) {
+			oldest, oldestExp = k, se.exp
 		}
 	}
 	if len(ss.m) >= maxSessions {
@@ -180,12 +181,12 @@ func (ss *sessions) evict(now time.Time) {
 	}
 }
 
-func (ss *sessions) valid(id string, now time.Time) bool {
+func (ss *sessions) valid(id string, now time.Time, pw [32]byte) bool {
 	k := sha256.Sum256([]byte(id))
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
-	exp, ok := ss.m[k]
-	if ok && !now.Before(exp) {
+	se, ok := ss.m[k]
+	if ok && (!now.Before(se.exp) || subtle.ConstantTimeCompare(se.pw[:], pw[:]) != 1) {
 		delete(ss.m, k)
 		return false
 	}

@@ -84,7 +84,7 @@ func NewMetrics(cfg Config) *Metrics {
 		}, []string{"channel", "model", "token"}),
 	}
 	m.reg.MustRegister(m.requests, m.attempts, m.failures, m.ttfb, m.duration, m.overhead, m.tokens, m.cost,
-		gauges{m}, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+		gauges{m}, wsGauges{m}, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
 

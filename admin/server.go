@@ -205,8 +205,12 @@ func (s *Server) Handler(ctx *fasthttp.RequestCtx) bool {
 	case string(ctx.Method()) != ep.method:
 		ctx.Response.Header.Set("Allow", ep.method)
 		err = &httpError{Status: fasthttp.StatusMethodNotAllowed, Msg: "use " + ep.method + " for " + path}
-	case !ep.public:
+	}
+	if err == nil && !ep.public {
 		err = s.authorize(ctx)
+	}
+	if err == nil && ep.method == "POST" && !ep.public { // login and logout change no state worth forging
+		err = s.checkPost(ctx)
 	}
 	if err == nil {
 		err = ep.h(s, ctx)

@@ -21,6 +21,7 @@ func (s *Server) status(ctx *fasthttp.RequestCtx) error {
 		InFlight:      s.eng.InFlight(),
 		EventsDropped: s.eng.Events().Dropped(),
 		PriceCatalog:  s.priceCatalogStatus(),
+		WebSockets:    s.webSocketStatus(),
 	})
 }
 

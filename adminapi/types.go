@@ -37,6 +37,8 @@ type Status struct {
 	EventsDropped int64         `json:"events_dropped"`
 	// PriceCatalog is null when price_catalog.url is not set.
 	PriceCatalog *PriceCatalogStatus `json:"price_catalog"`
+	// WebSockets is null when the engine does not serve the transport.
+	WebSockets *WebSocketStatus `json:"websockets"`
 }
 
 // PriceCatalogStatus is the price catalog's current copy and last fetch

@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"ccload/mockupstream"
 )
 
 // runTimeout bounds one CLI run; a hung client fails its cell, not the CI.
@@ -27,12 +29,21 @@ type client struct {
 	model   string // the model it is run with ("" = its default)
 	prepare func(home, base, token string) (env []string, err error)
 	args    func(c *client, dir, prompt string, tool bool) []string
+	// families, when set, are the only upstream families it is run with.
+	families []string
+	// badStderr are lines whose presence on stderr fails the cell.
+	badStderr []string
 }
 
 var clients = []*client{
 	{name: "claude-code", bin: "claude", pkg: "@anthropic-ai/claude-code", prepare: claudeEnv, args: claudeArgs},
 	{name: "codex", bin: "codex", pkg: "@openai/codex", model: "gpt-5-codex", prepare: codexEnv, args: codexArgs},
 	{name: "codex-code-mode", bin: "codex", pkg: "@openai/codex", model: "gpt-6.2-sol", prepare: codexEnv, args: codexArgs},
+	// Codex over the Responses WebSocket transport (issue 15): no fallback
+	// to HTTPS may happen.
+	{name: "codex-ws", bin: "codex", pkg: "@openai/codex", model: "gpt-5-codex", prepare: codexWSEnv, args: codexArgs,
+		families:  []string{mockupstream.Responses, mockupstream.Anthropic},
+		badStderr: []string{"Falling back from WebSockets", "failed to connect to Responses WebSocket"}},
 	{name: "gemini-cli", bin: "gemini", pkg: "@google/gemini-cli", prepare: geminiEnv, args: geminiArgs},
 }
 
@@ -61,6 +72,15 @@ func claudeArgs(_ *client, _ string, prompt string, tool bool) []string {
 // provider (Responses wire API, token from CCLOAD_TOKEN), retries capped,
 // plugins and analytics off.
 func codexEnv(home, base, token string) ([]string, error) {
+	return writeCodexConfig(home, base, token, "")
+}
+
+// codexWSEnv is codexEnv with the provider's supports_websockets on.
+func codexWSEnv(home, base, token string) ([]string, error) {
+	return writeCodexConfig(home, base, token, "supports_websockets = true\n")
+}
+
+func writeCodexConfig(home, base, token, extra string) ([]string, error) {
 	codexHome := filepath.Join(home, ".codex")
 	if err := os.MkdirAll(codexHome, 0o700); err != nil {
 		return nil, err
@@ -75,13 +95,13 @@ env_key = "CCLOAD_TOKEN"
 wire_api = "responses"
 request_max_retries = 1
 stream_max_retries = 1
-
+%s
 [features]
 plugins = false
 
 [analytics]
 enabled = false
-`, base)
+`, base, extra)
 	if err := os.WriteFile(filepath.Join(codexHome, "config.toml"), []byte(cfg), 0o600); err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -64,6 +65,9 @@ func TestClients(t *testing.T) {
 
 	for _, cl := range clients {
 		for _, fam := range families {
+			if len(cl.families) > 0 && !slices.Contains(cl.families, fam) {
+				continue
+			}
 			for _, tool := range []bool{false, true} {
 				c := cell{client: cl, family: fam, tool: tool}
 				t.Run(cl.name+"/"+fam+"/"+c.turn(), func(t *testing.T) {
@@ -102,6 +106,11 @@ func runCell(t *testing.T, dir string, r *rig, rec *recorder, c cell) bool {
 	}
 	if !strings.Contains(out.stdout, want) {
 		fail("stdout lacks %q", want)
+	}
+	for _, bad := range c.client.badStderr {
+		if strings.Contains(out.stderr, bad) {
+			fail("stderr says %q", bad)
+		}
 	}
 	if len(reqs) == 0 {
 		fail("no request with the nonce reached the mock upstream")

@@ -1,7 +1,10 @@
 package cmd
 
 import (
+	"ccload/config"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"os/signal"
@@ -59,7 +62,7 @@ func demoRun(ctx context.Context, opts *DemoOptions) error {
 	}
 	defer m.Close()
 	return serveRun(ctx, &ServeOptions{
-		IO: opts.IO, Config: opts.Config, Grace: 5 * time.Second,
+		IO: opts.IO, Config: opts.Config, Grace: 5 * time.Second, AllowDemoToken: true,
 		Ready: func(addr string) {
 			w := opts.IO.Out
 			fmt.Fprintf(w, "\nccload demo: gateway on http://%s, mock upstream on %s\n", addr, mockURL)
@@ -71,4 +74,14 @@ func demoRun(ctx context.Context, opts *DemoOptions) error {
 			fmt.Fprintf(w, "Health: curl http://%s/health     Stop: Ctrl-C\n\n", addr)
 		},
 	})
+}
+
+// demoTokenIn reports the name of the token of snap that accepts the
+// public demo token, if any.
+func demoTokenIn(snap *config.Snapshot) (string, bool) {
+	sum := sha256.Sum256([]byte(demoToken))
+	if t := snap.TokenBySHA256(hex.EncodeToString(sum[:])); t != nil {
+		return t.Name, true
+	}
+	return "", false
 }

@@ -36,6 +36,9 @@ type ServeOptions struct {
 	// Clock, when set, replaces the wall clock of the engine, cooldowns and
 	// admin API (tests).
 	Clock clock.Clock
+	// AllowDemoToken lets a config accept the public demo token
+	// (ccload demo); serve refuses it otherwise.
+	AllowDemoToken bool
 }
 
 // NewCmdServe builds `ccload serve`.
@@ -75,6 +78,9 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 	snap := src.Current()
 	if snap.Server.AdminPassword.Reveal() == "" {
 		return &exitError{code: exitFail, err: fmt.Errorf("%s: server.admin_password is empty; set it (e.g. admin_password: ${CCLOAD_PASS}) so the dashboard and admin API are protected", opts.Config)}
+	}
+	if name, ok := demoTokenIn(snap); ok && !opts.AllowDemoToken {
+		return &exitError{code: exitFail, err: fmt.Errorf("%s: token %q accepts the public demo token %s, which anyone who read the README can use; delete it (or try the config with `ccload demo`)", opts.Config, name, demoToken)}
 	}
 	listen := snap.Server.Listen
 	if opts.Listen != "" {
@@ -130,7 +136,12 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 	go eng.RunChecks(watchCtx) // scheduled `check:` probes
 	go retention.Run(watchCtx) // storage.log_retention: now, then hourly
 	startCatalog(watchCtx, prices, src, log)
-	src.OnSwap(func(_, cur *config.Snapshot) { eng.Sweep(cur) })
+	src.OnSwap(func(_, cur *config.Snapshot) {
+		eng.Sweep(cur)
+		if name, ok := demoTokenIn(cur); ok && !opts.AllowDemoToken {
+			log.Error("SECURITY: the reloaded config accepts the public demo token; anyone can use this gateway with it. Delete it.", "token", name, "demo_token", demoToken)
+		}
+	})
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)

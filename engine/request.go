@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"net"
 	"sync/atomic"
 	"time"
 
@@ -54,7 +53,7 @@ func (e *Engine) newRequest(ctx *fasthttp.RequestCtx, ep endpoint, snap *config.
 		token:    tok,
 		body:     append([]byte(nil), ctx.PostBody()...),
 		start:    e.clock.Now(),
-		clientIP: clientIP(ctx),
+		clientIP: ClientIP(ctx, &snap.Server),
 	}
 	r.header = forwardHeaders(&ctx.Request.Header)
 	r.socket = ctx.UserValue(wsTurnKey) != nil
@@ -68,13 +67,6 @@ func (e *Engine) newRequest(ctx *fasthttp.RequestCtx, ep endpoint, snap *config.
 	}
 	identifySession(ctx, r)
 	return r
-}
-
-func clientIP(ctx *fasthttp.RequestCtx) string {
-	if ip := ctx.RemoteIP(); ip != nil && !ip.Equal(net.IPv4zero) {
-		return ip.String()
-	}
-	return ""
 }
 
 // wantsChatUsage reports whether an OpenAI Chat client asked for the usage

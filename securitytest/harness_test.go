@@ -213,3 +213,27 @@ func adminGet(t *testing.T, s *server, path string) (*http.Response, string) {
 	t.Helper()
 	return do(t, "GET", s.URL+path, "", map[string]string{"Authorization": "Bearer " + adminPassword})
 }
+
+// serveOnce runs serve on yaml and returns its error if it refuses to
+// start; nil if it started (it is stopped at once).
+func serveOnce(t *testing.T, yaml string) error {
+	t.Helper()
+	dir := t.TempDir()
+	yaml = strings.ReplaceAll(yaml, "{{DB}}", filepath.Join(dir, "ccload.db"))
+	file := filepath.Join(dir, "ccload.yaml")
+	if err := os.WriteFile(file, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	io := cmd.IOStreams{In: strings.NewReader(""), Out: io.Discard, Err: &syncBuffer{}}
+	done := make(chan error, 1)
+	go func() {
+		done <- cmd.Serve(ctx, &cmd.ServeOptions{IO: io, Config: file, Grace: time.Second, NoWatch: true, Ready: func(string) { cancel() }})
+	}()
+	err := <-done
+	if ctx.Err() != nil {
+		return nil
+	}
+	return err
+}

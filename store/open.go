@@ -106,10 +106,17 @@ func prepareSQLite(dsn string) (string, bool, error) {
 	memory := file == ":memory:" || file == "" || strings.Contains(query, "mode=memory")
 	if !memory {
 		if dir := filepath.Dir(file); dir != "." {
-			if err := os.MkdirAll(dir, 0o750); err != nil {
+			if err := os.MkdirAll(dir, 0o700); err != nil {
 				return "", false, fmt.Errorf("store: sqlite: create directory: %w", err)
 			}
 		}
+		// The file holds request logs and cooldowns: owner only (issue 16).
+		// SQLite gives its -wal and -shm files the mode of this one.
+		f, err := os.OpenFile(file, os.O_RDWR|os.O_CREATE, 0o600)
+		if err != nil {
+			return "", false, fmt.Errorf("store: sqlite: create file: %w", err)
+		}
+		f.Close()
 	}
 	sep := "?"
 	if strings.Contains(dsn, "?") {

@@ -25,9 +25,11 @@ export function onAuthLost(fn) { authLost = fn; }
  */
 export async function api(path, { method = 'GET', body, text = false, signal } = {}) {
   const init = { method, credentials: 'same-origin', signal, headers: { Accept: text ? '*/*' : 'application/json' } };
-  if (body !== undefined) {
+  // Every state change is JSON: the admin API refuses other POSTs from a
+  // browser session (a cross-site form cannot send JSON).
+  if (body !== undefined || method !== 'GET') {
     init.headers['Content-Type'] = 'application/json';
-    init.body = JSON.stringify(body);
+    init.body = JSON.stringify(body ?? {});
   }
   const res = await fetch(path, init);
   if (res.status === 401 && path !== '/admin/login') {

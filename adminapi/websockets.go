@@ -1,0 +1,12 @@
+package adminapi
+
+// WebSocketStatus is the Responses WebSocket transport in /admin/status
+// (issue 15): open sockets, the response chains they remember and the
+// transcript bytes those hold, turns served and upgrades refused.
+type WebSocketStatus struct {
+	Sockets         int64 `json:"sockets"`
+	Sessions        int64 `json:"sessions"`
+	TranscriptBytes int64 `json:"transcript_bytes"`
+	Turns           int64 `json:"turns"`
+	Refused         int64 `json:"refused"`
+}
