@@ -112,6 +112,10 @@ func TestPassthroughEmbeddingsFailOver(t *testing.T) {
 	if row.Status != 200 || row.Channel != "openai" || row.Attempts != 2 || row.InputTokens != 21 || row.UpstreamModel != "text-embedding-3-small" {
 		t.Errorf("log row: status %d channel %s attempts %d input %d upstream model %s", row.Status, row.Channel, row.Attempts, row.InputTokens, row.UpstreamModel)
 	}
+	// text-embedding-3-small: 21 tokens at $0.02 per million.
+	if row.Unpriced || row.Cost < 4.19e-7 || row.Cost > 4.21e-7 {
+		t.Errorf("embeddings cost %g (unpriced %v), want 4.2e-7", row.Cost, row.Unpriced)
+	}
 	cooling := false
 	for _, st := range g.Engine.ChannelStates() {
 		if st.Name == "flaky" && len(st.Cooldowns) > 0 {
