@@ -1,6 +1,8 @@
 package cmd
 
 import (
+	"ccload/termtext"
+
 	"context"
 	"encoding/json"
 	"errors"
@@ -287,6 +289,7 @@ func (p *logPrinter) row(r adminapi.LogEntry) error {
 		_, err = fmt.Fprintf(w, "%s\n", b)
 		return err
 	}
+	r = escapeEntry(r)
 	if !p.io.IsTTY {
 		_, err := fmt.Fprintln(w, strings.Join([]string{
 			strconv.FormatInt(r.ID, 10), r.Time.UTC().Format(time.RFC3339Nano), r.Token, r.Model, r.Channel,
@@ -362,4 +365,14 @@ func statusColor(s int) string {
 
 func oneLine(s string) string {
 	return strings.Join(strings.Fields(s), " ")
+}
+
+// escapeEntry shows the control characters of a row's client- and
+// upstream-derived text escaped, for the human-readable forms (issue 16).
+func escapeEntry(r adminapi.LogEntry) adminapi.LogEntry {
+	for _, f := range []*string{&r.Token, &r.Model, &r.Channel, &r.Error, &r.FailureScope, &r.URL, &r.Key, &r.RequestID, &r.UpstreamModel,
+		&r.ClientProtocol, &r.UpstreamProtocol} {
+		*f = termtext.Escape(*f)
+	}
+	return r
 }

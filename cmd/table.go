@@ -1,6 +1,8 @@
 package cmd
 
 import (
+	"ccload/termtext"
+
 	"fmt"
 	"io"
 	"math"
@@ -29,7 +31,7 @@ type cell struct {
 	color string
 }
 
-func plain(s string) cell { return cell{text: s} }
+func plain(s string) cell { return cell{text: termtext.EscapeLines(s)} }
 
 // table prints rows for people and scripts (STYLE practice 17): on a
 // terminal an aligned table with a header, fitting maxWidth columns by

@@ -1,6 +1,8 @@
 package tui
 
 import (
+	"ccload/termtext"
+
 	"strings"
 
 	"charm.land/lipgloss/v2"
@@ -22,7 +24,7 @@ type cell struct {
 	style *lipgloss.Style
 }
 
-func plain(s string) cell { return cell{text: s} }
+func plain(s string) cell { return cell{text: termtext.EscapeLines(s)} }
 
 // layout decides which columns fit in width and how wide each is. It drops
 // columns by falling drop rank until the fixed widths fit, then gives the

@@ -1,6 +1,8 @@
 package tui
 
 import (
+	"ccload/termtext"
+
 	"errors"
 	"fmt"
 	"strings"
@@ -156,7 +158,7 @@ func (m *Model) header(w int) []string {
 
 // oneLine is an error's text with its lines joined by " | ".
 func oneLine(err error) string {
-	return strings.Join(strings.Fields(strings.ReplaceAll(err.Error(), "\n", " | ")), " ")
+	return termtext.Escape(strings.Join(strings.Fields(strings.ReplaceAll(err.Error(), "\n", " | ")), " "))
 }
 
 func (m *Model) footer() string {
