@@ -92,6 +92,7 @@ func (e *Engine) tryRoute(ctx *fasthttp.RequestCtx, r *request, c candidate, p *
 	keys, urls := e.keyOrder(ch, c.anyway), e.urlOrder(ch, c.anyway)
 	keys = pinnedFirst(r, ch, keys, func(i int) string { return e.state.keyID(ch.Keys[i]) }, r.pin.Key)
 	urls = pinnedFirst(r, ch, urls, func(i int) string { return ch.URLs[i].URL }, r.pin.URL)
+	urls = r.passURLs(ch, urls)
 	for ki, ui := 0, 0; ki < len(keys) && ui < len(urls) && r.attempts < maxAttempts; {
 		e.claimTrials(c.route, keys[ki], urls[ui])
 		res := e.attempt(ctx, r, c.route, keys[ki], urls[ui])
@@ -210,7 +211,7 @@ func (e *Engine) attempt(ctx *fasthttp.RequestCtx, r *request, rt config.Route, 
 
 	rq := upstreamRequest{
 		ctx: reqCtx, proxy: ch.Proxy, body: body,
-		url:      protocol.UpstreamURL(up, u.URL, u.Exact, rt.Upstream, r.stream),
+		url:      r.upstreamURL(up, u, rt.Upstream),
 		header:   func(h headerSetter) { r.setUpstreamHeaders(h, up, ch, ki) },
 		headerBy: e.headerDeadline(tm.FirstByte.D(), total),
 	}
@@ -235,6 +236,9 @@ func (e *Engine) attempt(ctx *fasthttp.RequestCtx, r *request, rt config.Route, 
 	u2 := &upstreamCall{
 		route: rt, keyIndex: ki, urlIndex: ui, family: up, at: at,
 		resp: resp, cancel: cancel, stopTimers: stopTimers, stopFirstByte: stopFirstByte, started: at.start,
+	}
+	if r.ep.pass != nil && !(r.stream && isEventStream(resp.Header.Get("Content-Type"))) {
+		return e.finishPass(ctx, r, u2)
 	}
 	if !r.stream || !isEventStream(resp.Header.Get("Content-Type")) {
 		return e.finishJSON(ctx, r, u2)
@@ -373,6 +377,9 @@ func (r *request) nativeBody(up protocol.Family, model string) ([]byte, error) {
 			return nil, err
 		}
 	}
+	if r.ep.pass != nil {
+		return r.passBody(body, model)
+	}
 	if up == protocol.Gemini || model == r.model {
 		return body, nil // Gemini's model is in the path
 	}
@@ -396,7 +403,7 @@ func (r *request) setUpstreamHeaders(h headerSetter, up protocol.Family, ch *con
 			}
 		}
 	}
-	h.Set("Content-Type", "application/json")
+	h.Set("Content-Type", r.upstreamContentType())
 	if r.stream {
 		h.Set("Accept", "text/event-stream")
 	}

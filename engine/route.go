@@ -6,6 +6,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"ccload/protocol"
+	"ccload/protocol/passthrough"
 )
 
 // op is what a proxy endpoint asks for.
@@ -23,6 +24,8 @@ type endpoint struct {
 	op     op
 	model  string // Gemini carries the model in the path
 	stream bool   // Gemini carries the stream flag in the path
+	// pass is set for an OpenAI endpoint relayed natively (passthrough.go).
+	pass *passthrough.Endpoint
 }
 
 // route serves the request if its path is one of the engine's and reports
@@ -72,6 +75,9 @@ func parseEndpoint(method, path string, anthropicHeader bool) (endpoint, bool) {
 		return endpoint{family: protocol.OpenAI}, true
 	case "/v1/responses", "/responses", "/backend-api/codex/responses":
 		return endpoint{family: protocol.Responses}, true
+	}
+	if p, ok := passthrough.Lookup(path); ok {
+		return endpoint{family: protocol.OpenAI, pass: p}, true
 	}
 	for _, prefix := range []string{"/v1beta/models/", "/v1/models/"} {
 		rest, ok := strings.CutPrefix(path, prefix)

@@ -56,6 +56,9 @@ func (e *Engine) serveProxy(ctx *fasthttp.RequestCtx, ep endpoint) {
 		return
 	}
 	routes, ce := e.pricedRoutes(r, routes)
+	if ce == nil && r.ep.pass != nil {
+		routes, ce = passRoutes(r, routes)
+	}
 	if ce != nil {
 		e.reject(ctx, r, ce)
 		return
@@ -84,18 +87,29 @@ func (r *request) admit() *clientError {
 	if limit := int(r.snap.Server.MaxBodyBytes); limit > 0 && len(r.body) > limit && !r.socket {
 		return &clientError{Status: 413, Msg: fmt.Sprintf("request body is %d bytes, over the server.max_body_bytes limit of %d", len(r.body), limit)}
 	}
-	if ce := checkInput(r.body); ce != nil {
+	if r.ep.pass != nil && r.ep.pass.Form {
+		if ce := r.admitForm(); ce != nil {
+			return ce
+		}
+	} else if ce := checkInput(r.body); ce != nil {
 		return ce
 	}
-	if r.ep.model != "" { // Gemini: model and stream come from the path
+	switch {
+	case r.model != "": // a form's model, read by admitForm
+	case r.ep.model != "": // Gemini: model and stream come from the path
 		r.model, r.stream = r.ep.model, r.ep.stream
-	} else {
+	default:
 		m := gjson.GetBytes(r.body, "model")
 		if m.Type != gjson.String || m.Str == "" {
 			return &clientError{Status: 400, Msg: `request body has no "model" string`}
 		}
 		r.model = m.Str
 		r.stream = gjson.GetBytes(r.body, "stream").Bool()
+		if r.ep.pass != nil && !r.ep.pass.Stream {
+			// images may stream partial images; that SSE is streamed
+			// through unparsed (finishPass), not peeked at like chat.
+			r.stream = false
+		}
 		if r.ep.family == protocol.OpenAI && r.stream {
 			r.chatUsage = gjson.GetBytes(r.body, "stream_options.include_usage").Bool()
 		}

@@ -47,6 +47,9 @@ func (e *Engine) NewServer(handler fasthttp.RequestHandler) *fasthttp.Server {
 		SecureErrorLogMessage: true,
 		Logger:                serverLogger{e.log},
 		CloseOnShutdown:       true,
+		// Multipart uploads (audio, image edits) are relayed as bytes; only
+		// their model field is read (engine/passthrough.go).
+		DisablePreParseMultipartForm: true,
 		// Hand a connection's read buffer back once its request is read
 		// and its write buffer once a response is out: a stream then holds
 		// only what writing it needs, and an idle keep-alive connection

@@ -47,7 +47,7 @@ func (e *Engine) startStream(ctx *fasthttp.RequestCtx, r *request, c *upstreamCa
 			return attemptResult{outcome: o, status: 502, body: append([]byte(nil), ev.Data...), family: c.family}
 		}
 		held = append(held, ev.Raw...)
-		if isContent(c.family, ev) {
+		if r.isContent(c.family, ev) {
 			break
 		}
 	}

@@ -166,6 +166,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+	if ep := openAIEndpoint(r.URL.Path); ep != "" {
+		s.serveOpenAIEndpoint(w, r, ep, body, err)
+		return
+	}
 	rt := matchRoute(r)
 	rec := Recorded{
 		Family: rt.family, Method: r.Method, Path: r.URL.Path, RawQuery: r.URL.RawQuery,

@@ -1,0 +1,220 @@
+package engine
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/tidwall/gjson"
+	"github.com/tidwall/sjson"
+	"github.com/valyala/fasthttp"
+
+	"ccload/config"
+	"ccload/engine/failure"
+	"ccload/protocol"
+	"ccload/protocol/passthrough"
+)
+
+// OpenAI endpoints relayed natively (issue 13): embeddings, completions,
+// images, audio, moderations. They take the chat path through the engine
+// (authentication, limits, routing by model, the attempt loop with its
+// failover and cooldowns, the log row); what differs is here: the model
+// may sit in a multipart form, only URLs that speak openai serve them (no
+// conversion exists), and the answer may be JSON with usage, an SSE
+// stream (completions), or bytes streamed through (speech).
+
+// admitForm reads the model of a multipart body.
+func (r *request) admitForm() *clientError {
+	boundary, err := passthrough.Boundary(r.clientHeader("Content-Type"))
+	if err != nil {
+		return &clientError{Status: 400, Msg: r.passPath() + ": " + err.Error()}
+	}
+	m, ok, err := passthrough.FormField(r.body, boundary, "model")
+	if err != nil {
+		return &clientError{Status: 400, Msg: r.passPath() + ": " + err.Error()}
+	}
+	if !ok || m == "" {
+		return &clientError{Status: 400, Msg: r.passPath() + `: the form has no "model" field`}
+	}
+	r.model = m
+	return nil
+}
+
+// passPath is the client path of a relayed endpoint, for messages.
+func (r *request) passPath() string { return "/v1" + r.ep.pass.Path }
+
+// clientHeader is a forwardable client header's value ("" when absent).
+func (r *request) clientHeader(name string) string {
+	for _, kv := range r.header {
+		if strings.EqualFold(kv[0], name) {
+			return kv[1]
+		}
+	}
+	return ""
+}
+
+// speaksOpenAI reports whether a URL may be sent OpenAI traffic: it
+// declares openai, or declares nothing (then the client's family is spoken).
+func speaksOpenAI(u config.URL) bool {
+	return len(u.Protocols) == 0 || slices.Contains(u.Protocols, protocol.OpenAI)
+}
+
+// passRoutes keeps the routes on channels with a URL that speaks openai.
+// When none is left the model exists only behind other families, which
+// these endpoints have no conversion to: a 400 that names the endpoint.
+func passRoutes(r *request, routes []config.Route) ([]config.Route, *clientError) {
+	out := make([]config.Route, 0, len(routes))
+	for _, rt := range routes {
+		if slices.ContainsFunc(rt.Channel.URLs, speaksOpenAI) {
+			out = append(out, rt)
+		}
+	}
+	if len(out) == 0 {
+		return nil, &clientError{Status: 400, Msg: fmt.Sprintf(
+			"%s is relayed only to channels that speak the OpenAI API, with no conversion; model %q is served only by channels that do not (their URLs declare other protocols)",
+			r.passPath(), r.model)}
+	}
+	return out, nil
+}
+
+// passURLs drops, for a relayed endpoint, the channel's URLs that do not
+// speak openai (the channel may have others that do).
+func (r *request) passURLs(ch *config.Channel, urls []int) []int {
+	if r.ep.pass == nil {
+		return urls
+	}
+	return slices.DeleteFunc(slices.Clone(urls), func(i int) bool { return !speaksOpenAI(ch.URLs[i]) })
+}
+
+// upstreamURL is where an attempt goes: the family's endpoint, or the
+// relayed endpoint's path.
+func (r *request) upstreamURL(up protocol.Family, u config.URL, model string) string {
+	if r.ep.pass != nil {
+		return r.ep.pass.URL(u.URL, u.Exact)
+	}
+	return protocol.UpstreamURL(up, u.URL, u.Exact, model, r.stream)
+}
+
+// upstreamContentType is the Content-Type of the upstream body: a form's
+// own (its boundary), JSON otherwise.
+func (r *request) upstreamContentType() string {
+	if r.ep.pass != nil && r.ep.pass.Form {
+		return r.clientHeader("Content-Type")
+	}
+	return "application/json"
+}
+
+// passBody renames the model of a relayed endpoint's body, in the JSON or
+// in the form.
+func (r *request) passBody(body []byte, model string) ([]byte, error) {
+	if model == r.model {
+		return body, nil
+	}
+	if !r.ep.pass.Form {
+		return sjson.SetBytes(body, "model", model)
+	}
+	boundary, err := passthrough.Boundary(r.clientHeader("Content-Type"))
+	if err != nil {
+		return nil, err
+	}
+	return passthrough.RenameFormField(body, boundary, "model", model)
+}
+
+// isContent ends the peek at a stream (stream.go). A completions chunk
+// carries choices[].text where chat has a delta.
+func (r *request) isContent(f protocol.Family, ev *protocol.Event) bool {
+	if r.ep.pass == nil {
+		return isContent(f, ev)
+	}
+	if ev.IsDone() {
+		return true
+	}
+	ch := gjson.GetBytes(ev.Data, "choices.0")
+	if !ch.Exists() {
+		return gjson.GetBytes(ev.Data, "usage").Exists()
+	}
+	return ch.Get("text").String() != "" || ch.Get("finish_reason").String() != ""
+}
+
+// finishPass answers with a relayed endpoint's 2xx response: a JSON body
+// is read whole (checked for an error in disguise, its usage logged), and
+// anything else (speech audio, an SSE stream the engine does not parse)
+// is streamed through as it arrives.
+func (e *Engine) finishPass(ctx *fasthttp.RequestCtx, r *request, c *upstreamCall) attemptResult {
+	if !strings.Contains(strings.ToLower(c.resp.Header.Get("Content-Type")), "json") {
+		return e.streamThrough(ctx, r, c)
+	}
+	defer c.cancel(nil)
+	defer c.stopTimers()
+	b, err := io.ReadAll(io.LimitReader(c.resp.Body, maxUpstreamBody))
+	c.resp.Body.Close()
+	now := e.clock.Now()
+	r.rec.mu.Lock()
+	r.rec.upstreamDone = now
+	r.rec.mu.Unlock()
+	if err != nil {
+		o := failure.Classify(failure.Input{Err: err, Timeout: isTimeout(err), Now: now})
+		c.at.end(now, c.resp.StatusCode, o)
+		return attemptResult{outcome: o}
+	}
+	if o, bad := failure.SoftError(b); bad {
+		c.at.end(now, c.resp.StatusCode, o)
+		return attemptResult{outcome: o, status: 502, body: b, family: c.family}
+	}
+	c.at.end(now, c.resp.StatusCode, failure.Outcome{})
+	e.succeeded(r, c, now)
+	r.rec.setUsage(passthrough.Usage(b))
+	ctx.SetStatusCode(c.resp.StatusCode)
+	copyResponseHeaders(ctx, c.resp.Header)
+	r.rec.mu.Lock()
+	overhead := r.rec.overheadMs(now)
+	r.rec.mu.Unlock()
+	ctx.Response.Header.Set("x-ccload-overhead-ms", strconv.FormatInt(overhead, 10))
+	ctx.SetBody(b)
+	e.finish(r)
+	return attemptResult{done: true}
+}
+
+// streamThrough relays a non-JSON answer byte for byte. The attempt is
+// committed with the status line: the body is the client's from the first
+// byte, so a break later ends the response short (logged incomplete).
+func (e *Engine) streamThrough(ctx *fasthttp.RequestCtx, r *request, c *upstreamCall) attemptResult {
+	c.stopFirstByte()
+	now := e.clock.Now()
+	c.at.end(now, c.resp.StatusCode, failure.Outcome{})
+	e.succeeded(r, c, now)
+	ctx.SetStatusCode(c.resp.StatusCode)
+	copyResponseHeaders(ctx, c.resp.Header)
+	dl := writeDeadline{conn: ctx.Conn(), d: r.snap.Server.Limits.StreamWriteTimeout.D()}
+	ctx.Response.SetBodyStream(&relayBody{run: func(w io.Writer) {
+		defer e.finish(r)
+		defer e.recoverStream(w, r)
+		defer c.cancel(nil)
+		defer c.stopTimers()
+		defer c.resp.Body.Close()
+		buf := make([]byte, 32<<10)
+		for {
+			n, err := c.resp.Body.Read(buf)
+			if n > 0 {
+				dl.extend()
+				if _, werr := w.Write(buf[:n]); werr != nil { // one flushed chunk (relayBody)
+					r.rec.fail(499, errClientGone.Error()+" or stopped reading for server.stream_write_timeout", true)
+					return
+				}
+			}
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				r.rec.fail(502, "upstream body failed: "+err.Error(), true)
+				return
+			}
+		}
+		r.rec.mu.Lock()
+		r.rec.upstreamDone = e.clock.Now()
+		r.rec.mu.Unlock()
+	}}, -1)
+	return attemptResult{done: true}
+}
