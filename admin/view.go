@@ -92,6 +92,7 @@ func configView(snap *config.Snapshot) adminapi.ConfigView {
 		Storage: adminapi.StorageView{
 			Driver: snap.Storage.Driver, DSN: snap.Storage.DSN.String(),
 			LogRetention: snap.Storage.LogRetention.String(), LogQueue: snap.Storage.LogQueue,
+			Shared: snap.Storage.Shared,
 		},
 		Routing: adminapi.RoutingView{
 			Cooldown: map[string]string{

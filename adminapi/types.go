@@ -120,6 +120,7 @@ type StorageView struct {
 	DSN          string `json:"dsn" yaml:"dsn"` // fingerprint
 	LogRetention string `json:"log_retention" yaml:"log_retention"`
 	LogQueue     int    `json:"log_queue" yaml:"log_queue"`
+	Shared       bool   `json:"shared" yaml:"shared"`
 }
 
 // RoutingView is `routing:`.

@@ -161,6 +161,7 @@ var storageFields = fields[Storage]{
 	secretField("dsn", func(s *Storage) *Secret { return &s.DSN }),
 	durField("log_retention", func(s *Storage) *Duration { return &s.LogRetention }),
 	intField("log_queue", 1, func(s *Storage) *int { return &s.LogQueue }),
+	boolField("shared", func(s *Storage) *bool { return &s.Shared }),
 }
 
 // decodeStorage adds the one cross-field rule: the default DSN is a SQLite
@@ -172,6 +173,10 @@ func decodeStorage(d *decoder, n *yaml.Node, p string, s *Snapshot) {
 	}
 	if s.Storage.DSN == "" && seen["dsn"] != nil && !isNull(d.resolve(seen["dsn"])) {
 		d.addf(seen["dsn"], join(p, "dsn"), "is empty")
+	}
+	if s.Storage.Shared && s.Storage.Driver == DriverSQLite {
+		d.addf(seen["shared"], join(p, "shared"),
+			"needs driver postgres or mysql: a SQLite file cannot be shared by several instances")
 	}
 }
 

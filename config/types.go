@@ -80,6 +80,10 @@ type Storage struct {
 	// LogQueue is how many request log rows wait in memory while the
 	// database is slow or down; more are dropped and counted. Read at start.
 	LogQueue int
+	// Shared marks the database as shared by several instances (scale-out,
+	// docs/scale-out.md). SQLite refuses it: a file cannot be shared by
+	// instances on different machines. Read at start.
+	Shared bool
 }
 
 // Routing is the `routing:` section.

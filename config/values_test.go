@@ -254,7 +254,7 @@ func TestFullFile(t *testing.T) {
 	if s.Server.Listen != "0.0.0.0:9000" || s.Server.AdminPassword.Reveal() != "correct horse battery staple" || s.Server.MaxBodyBytes != 512<<10 {
 		t.Errorf("server = %+v", s.Server)
 	}
-	if s.Storage.Driver != DriverPostgres || !strings.HasPrefix(s.Storage.DSN.Reveal(), "postgres://") || s.Storage.LogRetention.D() != 30*24*time.Hour {
+	if s.Storage.Driver != DriverPostgres || !strings.HasPrefix(s.Storage.DSN.Reveal(), "postgres://") || s.Storage.LogRetention.D() != 30*24*time.Hour || !s.Storage.Shared {
 		t.Errorf("storage = %+v", s.Storage)
 	}
 	wantRouting := Routing{
