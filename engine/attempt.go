@@ -209,12 +209,18 @@ func (e *Engine) attempt(ctx *fasthttp.RequestCtx, r *request, rt config.Route, 
 	stopWhole := e.afterFunc(total, func() { cancel(errTotalTimeout) })
 	stopTimers := func() { stopFirstByte(); stopWhole() }
 
-	s := e.send(upstreamRequest{
+	rq := upstreamRequest{
 		ctx: reqCtx, proxy: ch.Proxy, body: body,
 		url:      r.upstreamURL(up, u, rt.Upstream),
 		header:   func(h headerSetter) { r.setUpstreamHeaders(h, up, ch, ki) },
 		headerBy: e.headerDeadline(tm.FirstByte.D(), total),
-	})
+	}
+	var s sent
+	if r.socket && ch.WebSockets && up == protocol.Responses && ch.Proxy == "" {
+		s = e.sendSocket(rq, func(n string) { at.note([]string{n}) })
+	} else {
+		s = e.send(rq)
+	}
 	if s.resp == nil {
 		stopTimers()
 		cancel(nil)

@@ -45,6 +45,12 @@ channels:
     urls: [{url: "{{URL}}", protocols: [responses]}]
     keys: [key-good-000000]
     models: [f1, c1]
+  - name: native
+    priority: 10
+    websockets: true
+    urls: [{url: "{{URL}}", protocols: [responses]}]
+    keys: [key-native-00000]
+    models: [n1]
 tokens:
   - name: tester
     token_sha256: "{{TOKEN_SHA}}"
@@ -308,5 +314,39 @@ func TestWebSocketSocketsPerToken(t *testing.T) {
 	}
 	if g.Engine.WebSockets().Refused.Load() != 1 {
 		t.Errorf("refused count %d", g.Engine.WebSockets().Refused.Load())
+	}
+}
+
+func TestWebSocketNativeUpstream(t *testing.T) {
+	g, m := startWS(t)
+	c, _, err := dialWS(t, g, testToken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	one := turn(t, c, `{"type":"response.create","model":"n1","stream":true,"store":false,"input":"hi"}`)
+	if last(one).Get("type").Str != "response.completed" || texts(one) != mockupstream.DefaultText {
+		t.Fatalf("turn 1: %v", one)
+	}
+	two := turn(t, c, `{"type":"response.create","model":"n1","previous_response_id":"`+last(one).Get("response.id").Str+`","input":"again"}`)
+	if last(two).Get("type").Str != "response.completed" {
+		t.Fatalf("turn 2: %v", two)
+	}
+	reqs := m.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("upstream requests: %d", len(reqs))
+	}
+	for _, r := range reqs {
+		if r.Header.Get(mockupstream.TransportHeader) != "websocket" || r.Key != "key-native-00000" {
+			t.Errorf("turn reached the upstream over %q with key %q", r.Header.Get(mockupstream.TransportHeader), r.Key)
+		}
+	}
+	if n := gjson.GetBytes(reqs[1].Body, "input.#").Int(); n != 3 {
+		t.Errorf("turn 2 transcript has %d items, want 3: %s", n, reqs[1].Body)
+	}
+	rows := g.waitLogs(t, 2)
+	for _, r := range rows {
+		if r.Status != 200 || r.Channel != "native" || strings.Contains(r.AttemptsJSON, "HTTP/SSE used") {
+			t.Errorf("row: status %d channel %q attempts %s", r.Status, r.Channel, r.AttemptsJSON)
+		}
 	}
 }

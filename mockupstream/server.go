@@ -161,6 +161,10 @@ func (s *Server) record(rec Recorded) int {
 // real API would, and answers with the reply the script (or DefaultReply)
 // decides.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if isSocket(r) {
+		s.serveSocket(w, r)
+		return
+	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
 	if ep := openAIEndpoint(r.URL.Path); ep != "" {
 		s.serveOpenAIEndpoint(w, r, ep, body, err)

@@ -1,0 +1,72 @@
+package mockupstream
+
+import (
+	"bytes"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+
+	"github.com/fasthttp/websocket"
+	"github.com/tidwall/gjson"
+	"github.com/tidwall/sjson"
+)
+
+// TransportHeader is set on the record of every turn that came over the
+// Responses WebSocket, with the value "websocket".
+const TransportHeader = "X-Mock-Transport"
+
+var wsUpgrader = websocket.Upgrader{}
+
+// isSocket reports whether r upgrades the Responses path to the Responses
+// WebSocket mode.
+func isSocket(r *http.Request) bool {
+	return websocket.IsWebSocketUpgrade(r) && strings.HasSuffix(r.URL.Path, "/responses")
+}
+
+// serveSocket speaks the Responses WebSocket mode: each response.create
+// text frame is answered as the same body POSTed with stream:true would
+// be (same scripts, same records), its SSE events sent one per text frame;
+// an error answer becomes {"type":"error","status":N,"error":{...}}.
+func (s *Server) serveSocket(w http.ResponseWriter, r *http.Request) {
+	conn, err := wsUpgrader.Upgrade(w, r, nil)
+	if err != nil {
+		return
+	}
+	defer conn.Close()
+	h := r.Header.Clone()
+	for _, k := range []string{"Upgrade", "Connection", "Sec-Websocket-Key", "Sec-Websocket-Version", "Sec-Websocket-Extensions"} {
+		h.Del(k)
+	}
+	h.Set(TransportHeader, "websocket")
+	for {
+		_, frame, err := conn.ReadMessage()
+		if err != nil {
+			return
+		}
+		body, _ := sjson.DeleteBytes(frame, "type")
+		body, _ = sjson.SetBytes(body, "stream", true)
+		req := httptest.NewRequest(http.MethodPost, r.URL.Path, bytes.NewReader(body))
+		req.Header = h.Clone()
+		req.Header.Set("Content-Type", "application/json")
+		rec := httptest.NewRecorder()
+		s.ServeHTTP(rec, req)
+		if rec.Code >= 400 {
+			e := gjson.GetBytes(rec.Body.Bytes(), "error").Raw
+			if e == "" {
+				e = `{"type":"server_error","message":"mock upstream error"}`
+			}
+			conn.WriteMessage(websocket.TextMessage, []byte(`{"type":"error","status":`+strconv.Itoa(rec.Code)+`,"error":`+e+`}`))
+			continue
+		}
+		for _, block := range strings.Split(rec.Body.String(), "\n\n") {
+			for _, line := range strings.Split(block, "\n") {
+				if d, ok := strings.CutPrefix(line, "data: "); ok && d != "[DONE]" {
+					if conn.WriteMessage(websocket.TextMessage, []byte(d)) != nil {
+						return
+					}
+				}
+			}
+		}
+	}
+}
