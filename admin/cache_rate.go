@@ -1,7 +1,6 @@
 package admin
 
 import (
-	"ccload/adminapi"
 	"ccload/config"
 	"ccload/pricing"
 )
@@ -29,9 +28,4 @@ func (s *Server) cacheSaving() saving {
 		}
 		return float64(n) * max(p.Input-p.CacheRead, 0) / 1e6
 	}
-}
-
-// finishCache fills in a usage's hit rate once its tokens are summed.
-func finishCache(u *adminapi.Usage) {
-	u.CacheHitRate = adminapi.HitRate(u.CacheReadTokens, u.InputTokens)
 }

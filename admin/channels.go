@@ -135,7 +135,7 @@ func (s *Server) usageToday(ctx context.Context, now time.Time, by func(store.Us
 		out[k] = u
 	}
 	for k, u := range out {
-		finishCache(&u)
+		u.SetHitRate(u.InputTokens)
 		out[k] = u
 	}
 	return out, nil

@@ -185,9 +185,9 @@ func (s *series) add(p store.LogPoint) {
 func (s *series) result(until time.Time) adminapi.StatsResponse {
 	for i := range s.b {
 		s.b[i].TTFBp50ms, s.b[i].TTFBp95ms = percentiles(s.ttfb[i])
-		s.b[i].CacheHitRate = adminapi.HitRate(s.b[i].CacheReadTokens, s.b[i].InputTokens)
+		s.b[i].SetHitRate(s.b[i].InputTokens)
 	}
-	s.total.CacheHitRate = adminapi.HitRate(s.total.CacheReadTokens, s.total.InputTokens)
+	s.total.SetHitRate(s.total.InputTokens)
 	s.total.Start = s.since
 	s.total.TTFBp50ms, s.total.TTFBp95ms = percentiles(s.all)
 	return adminapi.StatsResponse{
@@ -211,7 +211,7 @@ func percentiles(v []int64) (p50, p95 int64) {
 func ranked(m map[string]*adminapi.Rank) []adminapi.Rank {
 	out := make([]adminapi.Rank, 0, len(m))
 	for _, r := range m {
-		r.CacheHitRate = adminapi.HitRate(r.CacheReadTokens, r.InputTokens)
+		r.SetHitRate(r.InputTokens)
 		out = append(out, *r)
 	}
 	slices.SortFunc(out, func(a, b adminapi.Rank) int {

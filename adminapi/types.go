@@ -280,12 +280,7 @@ type Usage struct {
 	InputTokens  int64   `json:"input_tokens"`
 	OutputTokens int64   `json:"output_tokens"`
 	Cost         float64 `json:"cost"`
-	// Cache: prompt tokens read from the provider's cache, their share of
-	// all input tokens (CacheHitRate, 0-1), and what they saved against
-	// the full input price (CacheSaved, USD, at the price table's rates).
-	CacheReadTokens int64   `json:"cache_read_tokens"`
-	CacheHitRate    float64 `json:"cache_hit_rate"`
-	CacheSaved      float64 `json:"cache_saved"`
+	Cache
 }
 
 // CooldownsResponse is GET /admin/cooldowns.
@@ -404,12 +399,7 @@ type Bucket struct {
 	InputTokens  int64     `json:"input_tokens"`
 	OutputTokens int64     `json:"output_tokens"`
 	Cost         float64   `json:"cost"`
-	// Cache: prompt tokens read from the provider's cache, their share of
-	// all input tokens (CacheHitRate, 0-1), and what they saved against
-	// the full input price (CacheSaved, USD, at the price table's rates).
-	CacheReadTokens int64   `json:"cache_read_tokens"`
-	CacheHitRate    float64 `json:"cache_hit_rate"`
-	CacheSaved      float64 `json:"cache_saved"`
+	Cache
 	// TTFB percentiles over the requests that got a first byte; 0 when none.
 	TTFBp50ms int64 `json:"ttfb_p50_ms"`
 	TTFBp95ms int64 `json:"ttfb_p95_ms"`
@@ -430,12 +420,7 @@ type Rank struct {
 	InputTokens  int64   `json:"input_tokens"`
 	OutputTokens int64   `json:"output_tokens"`
 	Cost         float64 `json:"cost"`
-	// Cache: prompt tokens read from the provider's cache, their share of
-	// all input tokens (CacheHitRate, 0-1), and what they saved against
-	// the full input price (CacheSaved, USD, at the price table's rates).
-	CacheReadTokens int64   `json:"cache_read_tokens"`
-	CacheHitRate    float64 `json:"cache_hit_rate"`
-	CacheSaved      float64 `json:"cache_saved"`
+	Cache
 }
 
 // ActiveResponse is GET /admin/active.
@@ -443,6 +428,20 @@ type ActiveResponse struct {
 	Time   time.Time `json:"time"`
 	Active []Event   `json:"active"`
 }
+
+// Cache is the prompt cache part of a usage, bucket or rank (embedded, so
+// its fields sit beside the others in JSON): tokens read from the
+// provider's cache, their share of all input tokens (CacheHitRate, 0-1),
+// and what they saved against the full input price (CacheSaved, USD, at
+// the price table's rates).
+type Cache struct {
+	CacheReadTokens int64   `json:"cache_read_tokens"`
+	CacheHitRate    float64 `json:"cache_hit_rate"`
+	CacheSaved      float64 `json:"cache_saved"`
+}
+
+// SetHitRate fills CacheHitRate once the tokens are summed.
+func (c *Cache) SetHitRate(input int64) { c.CacheHitRate = HitRate(c.CacheReadTokens, input) }
 
 // HitRate is cache-read tokens over input tokens (input counts every prompt
 // token, cached or not), 0 when there was no input.

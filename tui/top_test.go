@@ -59,7 +59,7 @@ func channels(cooldownLeft int64) *adminapi.ChannelsResponse {
 		return c
 	}
 	main := ch("anthropic-main", "degraded", "claude-sonnet-4-6", "claude-opus-4-8")
-	main.InFlight, main.RPM, main.Today = 1, 12, adminapi.Usage{Requests: 340, Errors: 3, Cost: 4.21, InputTokens: 1_000_000, CacheReadTokens: 870_000, CacheHitRate: 0.87}
+	main.InFlight, main.RPM, main.Today = 1, 12, adminapi.Usage{Requests: 340, Errors: 3, Cost: 4.21, InputTokens: 1_000_000, Cache: adminapi.Cache{CacheReadTokens: 870_000, CacheHitRate: 0.87}}
 	main.Cooldowns = []adminapi.Cooldown{
 		{Scope: "key", Channel: "anthropic-main", Key: "sk-a…f3c9#1a2b3c4d", SecondsLeft: cooldownLeft, Kind: "rate_limit"},
 		{Scope: "model", Channel: "anthropic-main", Model: "claude-opus-4-8", SecondsLeft: 125, Kind: "server"},
