@@ -44,7 +44,9 @@ type affinityEnv struct {
 
 var sessionMark = regexp.MustCompile(`session (\d+)`)
 
-func startAffinity(t *testing.T) *affinityEnv {
+// startAffinity serves affinityConfig; edit, when given, changes the config
+// text first.
+func startAffinity(t *testing.T, edit ...*strings.Replacer) *affinityEnv {
 	t.Helper()
 	env := &affinityEnv{}
 	m, u := startMock(t, mockupstream.Options{Script: func(r *mockupstream.Recorded) mockupstream.Reply {
@@ -58,6 +60,9 @@ func startAffinity(t *testing.T) *affinityEnv {
 	}})
 	env.mock = m
 	cfg := strings.NewReplacer("{{URL}}", u, "{{OTHER_SHA}}", sha256hex(otherToken)).Replace(affinityConfig)
+	for _, r := range edit {
+		cfg = r.Replace(cfg)
+	}
 	env.g = startGateway(t, cfg)
 	return env
 }
@@ -233,19 +238,7 @@ func TestAffinityKeepsSessionsOnOneRoute(t *testing.T) {
 // TestAffinityPriorityWins: a session that moved to a lower-priority
 // channel during an outage moves back once the better channel is healthy.
 func TestAffinityPriorityWins(t *testing.T) {
-	env := &affinityEnv{}
-	m, u := startMock(t, mockupstream.Options{Script: func(r *mockupstream.Recorded) mockupstream.Reply {
-		env.mu.Lock()
-		down := env.down
-		env.mu.Unlock()
-		if down != "" && strings.HasPrefix(r.Key, "key-"+down) {
-			return fail(500, nil, `{"type":"error","error":{"type":"api_error","message":"down"}}`)
-		}
-		return ok(r)
-	}})
-	env.mock = m
-	cfg := strings.NewReplacer("{{URL}}", u, "{{OTHER_SHA}}", sha256hex(otherToken), "  - name: x\n", "  - name: x\n    priority: 10\n").Replace(affinityConfig)
-	env.g = startGateway(t, cfg)
+	env := startAffinity(t, strings.NewReplacer("  - name: x\n", "  - name: x\n    priority: 10\n"))
 	send := affinityStyles[0].send
 	channelOf := func() string {
 		got := env.servedBy()["0"]
