@@ -101,7 +101,11 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 		Clock:  opts.Clock,
 		Logger: log,
 	})
-	cds := cooldown.New(opts.Clock, engine.StorePersister(st))
+	shared, err := newSharedState(ctx, snap, st, src, log)
+	if err != nil {
+		return &exitError{code: exitFail, err: err}
+	}
+	cds := cooldown.New(opts.Clock, shared.persister(st))
 	defer cds.Close()
 	if err := engine.LoadCooldowns(ctx, st, cds, time.Now()); err != nil {
 		log.Warn("could not load saved cooldowns", "err", err)
@@ -112,12 +116,14 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 	prices := newCatalog(st, log, &eng)
 	eng = engine.New(engine.Options{Config: src, Logs: metrics.Sink(logs), Cooldowns: cds, Costs: st, Logger: log, Clock: opts.Clock, Catalog: prices,
 		Retention: retention})
-	adm := admin.New(admin.Options{Config: src, Engine: eng, Store: st, Logs: logs, Metrics: metrics, Clock: opts.Clock, Logger: log, WarmStats: true, PriceCatalog: prices})
+	adm := admin.New(admin.Options{Config: src, Engine: eng, Store: shared.adminStore(st), Logs: logs, Metrics: metrics, Clock: opts.Clock, Logger: log, WarmStats: true, PriceCatalog: prices})
 	if n, err := admin.RestorePauses(ctx, st, eng); err != nil {
 		log.Warn("could not load runtime pauses", "err", err)
 	} else if n > 0 {
 		log.Info("channels paused at runtime (admin API override)", "count", n)
 	}
+	shared.run(eng)
+	defer shared.close() // for early returns; a shutdown closes it in order below
 	srv := eng.NewServer(eng.Handler(func(ctx *fasthttp.RequestCtx) {
 		if !adm.Handler(ctx) && !webui.Handler(ctx) {
 			ctx.Error(`{"error":{"message":"not found"}}`, fasthttp.StatusNotFound)
@@ -182,6 +188,8 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 	if err := srv.ShutdownWithContext(sctx); err != nil {
 		log.Warn("in-flight requests did not finish within the grace period", "err", err)
 	}
+	cds.Close()    // its last changes go to the feed...
+	shared.close() // ...which writes them once more before it stops
 	dctx, cancel2 := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel2()
 	if err := logs.Close(dctx); err != nil {

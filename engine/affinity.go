@@ -130,11 +130,14 @@ func (e *Engine) repin(r *request, c *upstreamCall, now time.Time) {
 	if !r.snap.Routing.Affinity.Enabled || !ch.Affinity || r.session.ID == "" {
 		return
 	}
-	e.pins.Pin(r.token.Name, pinKey(r), affinity.Route{
+	rt := affinity.Route{
 		Channel: ch.Name,
 		Key:     e.state.keyID(ch.Keys[c.keyIndex]),
-		URL:     ch.URLs[c.urlIndex].URL,
-	}, now)
+		URL:     urlID(ch.URLs[c.urlIndex].URL), // no credentials: pins may be shared
+	}
+	if k, share := e.pins.Pin(r.token.Name, pinKey(r), rt, now); share {
+		e.sharePin(k, rt)
+	}
 }
 
 // resizePins applies routing.affinity's bounds after a reload and forgets

@@ -91,7 +91,7 @@ func (e *Engine) tryRoute(ctx *fasthttp.RequestCtx, r *request, c candidate, p *
 	maxAttempts := max(r.snap.Routing.MaxAttempts, 1)
 	keys, urls := e.keyOrder(ch, c.anyway), e.urlOrder(ch, c.anyway)
 	keys = pinnedFirst(r, ch, keys, func(i int) string { return e.state.keyID(ch.Keys[i]) }, r.pin.Key)
-	urls = pinnedFirst(r, ch, urls, func(i int) string { return ch.URLs[i].URL }, r.pin.URL)
+	urls = pinnedFirst(r, ch, urls, func(i int) string { return urlID(ch.URLs[i].URL) }, r.pin.URL)
 	urls = r.passURLs(ch, urls)
 	for ki, ui := 0, 0; ki < len(keys) && ui < len(urls) && r.attempts < maxAttempts; {
 		e.claimTrials(c.route, keys[ki], urls[ui])

@@ -86,6 +86,7 @@ type Engine struct {
 	catalog    PriceCatalog
 	upstream   *upstreams
 	pins       *affinity.Table // session affinity (affinity.go)
+	shared     Publisher       // storage.shared: where pins are published (shared.go); nil = not shared
 	started    time.Time
 	retention  interface{ Stats() store.RetentionStats }
 

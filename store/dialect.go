@@ -24,6 +24,9 @@ type dialect struct {
 	// upsertOverride creates or replaces one override. Arguments: kind,
 	// target, value, created_ms.
 	upsertOverride string
+	// addSpend adds to one shared_spend row, creating it. Arguments: kind,
+	// name, day, usd, updated_ms.
+	addSpend string
 	// pruneLogs deletes at most pruneBatch logs older than its one argument.
 	// MySQL has no LIMIT inside IN (subquery) but has DELETE … LIMIT; the
 	// others are the other way round.
@@ -56,6 +59,10 @@ const (
 
 	onConflictOverride = `INSERT INTO overrides (kind, target, value, created_ms) VALUES (?, ?, ?, ?)
  ON CONFLICT (kind, target) DO UPDATE SET value = excluded.value, created_ms = excluded.created_ms`
+
+	onConflictSpend = `INSERT INTO shared_spend (kind, name, day, usd, updated_ms) VALUES (?, ?, ?, ?, ?)
+ ON CONFLICT (kind, name, day) DO UPDATE SET
+ usd = shared_spend.usd + excluded.usd, updated_ms = excluded.updated_ms`
 )
 
 // pruneByID is the SQLite and PostgreSQL prune statement.
@@ -69,6 +76,7 @@ var (
 		upsertUsage:    onConflictUsage,
 		upsertCooldown: onConflictCooldown,
 		upsertOverride: onConflictOverride,
+		addSpend:       onConflictSpend,
 		pruneLogs:      pruneByID,
 	}
 
@@ -79,6 +87,7 @@ var (
 		upsertUsage:    onConflictUsage,
 		upsertCooldown: onConflictCooldown,
 		upsertOverride: onConflictOverride,
+		addSpend:       onConflictSpend,
 		pruneLogs:      pruneByID,
 	}
 
@@ -106,6 +115,8 @@ var (
  reason = VALUES(reason), updated_ms = VALUES(updated_ms)`,
 		upsertOverride: `INSERT INTO overrides (kind, target, value, created_ms) VALUES (?, ?, ?, ?)
  ON DUPLICATE KEY UPDATE value = VALUES(value), created_ms = VALUES(created_ms)`,
+		addSpend: `INSERT INTO shared_spend (kind, name, day, usd, updated_ms) VALUES (?, ?, ?, ?, ?)
+ ON DUPLICATE KEY UPDATE usd = usd + VALUES(usd), updated_ms = VALUES(updated_ms)`,
 		pruneLogs: fmt.Sprintf(`DELETE FROM request_logs WHERE ts < ? ORDER BY id LIMIT %d`, pruneBatch),
 	}
 )

@@ -7,7 +7,9 @@ import (
 )
 
 // TestMigrationsComplete checks that every migration version exists for
-// every dialect, numbered 1, 2, 3… without gaps, with the same name.
+// every dialect with the same name, numbered upwards from 1. Numbers are
+// allocated to parallel work ahead of time, so a gap may stand until the
+// migration that fills it lands; applying them handles gaps (by version).
 func TestMigrationsComplete(t *testing.T) {
 	var ref []migration
 	for name := range dialects {
@@ -19,8 +21,11 @@ func TestMigrationsComplete(t *testing.T) {
 			t.Fatalf("%s: no migrations embedded", name)
 		}
 		for i, m := range migs {
-			if m.version != i+1 {
-				t.Errorf("%s: migration %d has version %d, want %d", name, i, m.version, i+1)
+			if i == 0 && m.version != 1 {
+				t.Errorf("%s: the first migration has version %d, want 1", name, m.version)
+			}
+			if i > 0 && m.version <= migs[i-1].version {
+				t.Errorf("%s: migration %d has version %d after %d", name, i, m.version, migs[i-1].version)
 			}
 			if len(m.stmts) == 0 {
 				t.Errorf("%s: migration %d has no statements", name, m.version)
@@ -35,7 +40,7 @@ func TestMigrationsComplete(t *testing.T) {
 			continue
 		}
 		for i := range migs {
-			if migs[i].name != ref[i].name {
+			if migs[i].name != ref[i].name || migs[i].version != ref[i].version {
 				t.Errorf("%s migration %d is named %q, another dialect %q", name, i+1, migs[i].name, ref[i].name)
 			}
 		}

@@ -77,10 +77,17 @@ func cleanLog(r LogRow) LogRow {
 	r.AttemptsJSON = clean(r.AttemptsJSON, 0) // cutting JSON would break it
 	r.ClientIP = clean(r.ClientIP, maxClientIP)
 	r.Error = clean(r.Error, maxError)
-	if math.IsNaN(r.Cost) || math.IsInf(r.Cost, 0) {
-		r.Cost = 0 // MySQL cannot store them and they would poison every sum
-	}
+	r.Cost = finite(r.Cost)
 	return r
+}
+
+// finite is usd, or 0 for NaN and ±Inf: MySQL cannot store them and they
+// would poison every sum.
+func finite(usd float64) float64 {
+	if math.IsNaN(usd) || math.IsInf(usd, 0) {
+		return 0
+	}
+	return usd
 }
 
 // millis converts t to the stored form, UTC unix milliseconds.

@@ -11,7 +11,7 @@ import (
 type Route struct {
 	Channel string
 	Key     string // key identity (fingerprint#hash), never the key
-	URL     string
+	URL     string // URL identity (urlID: masked, with a hash), never the raw URL
 }
 
 // Table maps (token, session) to the route of the session's last success.
@@ -29,7 +29,12 @@ type entry struct {
 	key  [16]byte
 	rt   Route
 	used time.Time
+	sent time.Time // when Pin last asked for this pin to be shared
 }
+
+// SessionKey is the table's key of a session: a hash, safe to share
+// between instances (it reveals neither the token nor the session id).
+type SessionKey = [16]byte
 
 // NewTable returns a table holding at most max sessions, each forgotten
 // after ttl without use.
@@ -81,25 +86,55 @@ func (t *Table) Get(token, session string, now time.Time) (Route, bool) {
 	return e.rt, true
 }
 
-// Pin records the route that just served a session.
-func (t *Table) Pin(token, session string, rt Route, now time.Time) {
+// Pin records the route that just served a session. It returns the
+// session's key and whether other instances should hear of the pin
+// (storage.shared): when it is new, when its route changed, and again
+// after half the TTL, so that their copies do not expire while the session
+// stays on this instance.
+func (t *Table) Pin(token, session string, rt Route, now time.Time) (SessionKey, bool) {
 	if session == "" || t.max <= 0 {
-		return
+		return SessionKey{}, false
 	}
 	k := sessionKey(token, session)
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	e := t.put(k, rt, now)
+	if e.sent.IsZero() || now.Sub(e.sent) > t.ttl/2 {
+		e.sent = now
+		return k, true
+	}
+	return k, false
+}
+
+// Put records a pin another instance shared; unlike Pin it never asks for
+// it to be shared again.
+func (t *Table) Put(k SessionKey, rt Route, now time.Time) {
+	if t.max <= 0 {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.put(k, rt, now).sent = now
+}
+
+// put creates or updates k's entry; a changed route clears sent. It is
+// called with t.mu held.
+func (t *Table) put(k SessionKey, rt Route, now time.Time) *entry {
 	if el, ok := t.entries[k]; ok {
 		e := el.Value.(*entry)
+		if e.rt != rt {
+			e.sent = time.Time{}
+		}
 		if e.rt.Channel != rt.Channel {
 			t.counts[e.rt.Channel]--
 			t.counts[rt.Channel]++
 		}
 		e.rt, e.used = rt, now
 		t.lru.MoveToFront(el)
-		return
+		return e
 	}
-	t.entries[k] = t.lru.PushFront(&entry{key: k, rt: rt, used: now})
+	e := &entry{key: k, rt: rt, used: now}
+	t.entries[k] = t.lru.PushFront(e)
 	t.counts[rt.Channel]++
 	for t.lru.Len() > t.max {
 		t.remove(t.lru.Back())
@@ -113,6 +148,7 @@ func (t *Table) Pin(token, session string, rt Route, now time.Time) {
 		}
 		t.remove(back)
 	}
+	return e
 }
 
 // Forget drops a session's pin.

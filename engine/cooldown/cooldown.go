@@ -343,6 +343,34 @@ func (r *Registry) Load(entries []Entry) {
 	}
 }
 
+// Apply sets k's entry to what another instance decided (storage.shared:
+// the change feed), replacing what this instance had. Like Load, nothing is
+// written back: the change came from the database, and writing it again
+// would echo it around the cluster. A remote cooldown of a hard reason
+// counts as confirmed when the sender had confirmed it.
+func (r *Registry) Apply(e Entry, confirmed bool) {
+	if e.Key.Scope == failure.ScopeNone {
+		return
+	}
+	e.Key = e.Key.Normalize()
+	e.hardStrikes, e.trialUntil = 0, time.Time{}
+	if confirmed {
+		e.hardStrikes = ConfirmStrikes
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.entries[e.Key] = &e
+}
+
+// Forget removes k's entry because another instance cleared it or saw it
+// succeed. Nothing is written back (see Apply).
+func (r *Registry) Forget(k Key) {
+	k = k.Normalize()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.entries, k)
+}
+
 // Sweep drops the entries for which keep returns false, such as those of a
 // channel, key, model or URL that a config reload removed. keep is called
 // without the registry's lock held.

@@ -56,6 +56,13 @@ func hardReason(scope failure.Scope, kind failure.Kind, hinted bool) bool {
 	return false
 }
 
+// Confirmed reports whether e's cooldown is for a confirmed hard reason
+// (what State calls Hard), so that another instance applying e through the
+// change feed treats it the same way.
+func (e Entry) Confirmed() bool {
+	return hardReason(e.Key.Scope, e.Kind, e.Hinted) && e.hardStrikes >= ConfirmStrikes
+}
+
 // State returns k's routing state now. A component never struck, or
 // forgotten by a success, is the zero State: usable.
 func (r *Registry) State(k Key) State {
