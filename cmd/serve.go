@@ -114,8 +114,9 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 	metrics := admin.NewMetrics(src)
 	var eng *engine.Engine
 	prices := newCatalog(st, log, &eng)
+	spendSt, _ := st.(engine.SpendStore)
 	eng = engine.New(engine.Options{Config: src, Logs: metrics.Sink(logs), Cooldowns: cds, Costs: st, Logger: log, Clock: opts.Clock, Catalog: prices,
-		Retention: retention})
+		Retention: retention, Spend: spendSt, SharedSpend: snap.Storage.Shared})
 	adm := admin.New(admin.Options{Config: src, Engine: eng, Store: shared.adminStore(st), Logs: logs, Metrics: metrics, Clock: opts.Clock, Logger: log, WarmStats: true, PriceCatalog: prices})
 	if n, err := admin.RestorePauses(ctx, st, eng); err != nil {
 		log.Warn("could not load runtime pauses", "err", err)
@@ -140,6 +141,10 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 		}()
 	}
 	go eng.RunChecks(watchCtx) // scheduled `check:` probes
+	spendCtx, stopSpend := context.WithCancel(context.Background())
+	spendDone := make(chan struct{})
+	go func() { defer close(spendDone); eng.RunSpend(spendCtx) }() // spend to shared_spend (and back, when shared)
+	defer func() { stopSpend(); <-spendDone }()
 	go retention.Run(watchCtx) // storage.log_retention: now, then hourly
 	startCatalog(watchCtx, prices, src, log)
 	src.OnSwap(func(_, cur *config.Snapshot) {
@@ -188,6 +193,8 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 	if err := srv.ShutdownWithContext(sctx); err != nil {
 		log.Warn("in-flight requests did not finish within the grace period", "err", err)
 	}
+	stopSpend() // requests are done: write their spend
+	<-spendDone
 	cds.Close()    // its last changes go to the feed...
 	shared.close() // ...which writes them once more before it stops
 	dctx, cancel2 := context.WithTimeout(context.Background(), 10*time.Second)

@@ -48,6 +48,11 @@ type Options struct {
 	// Costs gives the spend recorded so far, for cost limits; nil = start
 	// from zero (tests, no database).
 	Costs CostStore
+	// Spend receives every request's cost in batches (RunSpend); nil =
+	// none. With SharedSpend (storage.shared) cost limits count from its
+	// totals, which every instance adds to, instead of from Costs.
+	Spend       SpendStore
+	SharedSpend bool
 	// Transport sends upstream requests; nil = a tuned http.Transport per
 	// proxy setting. Tests may inject one.
 	Transport http.RoundTripper
@@ -121,6 +126,8 @@ func New(opts Options) *Engine {
 	e.state = newState()
 	e.pins = affinity.NewTable(config.DefaultRouting.Affinity.MaxSessions, config.DefaultRouting.Affinity.TTL.D())
 	e.ledger = newLedger(opts.Costs, e.clock, e.log)
+	e.ledger.spendSt = opts.Spend
+	e.ledger.shareSpend = opts.SharedSpend && opts.Spend != nil
 	e.bus = NewBus()
 	e.active = newActive()
 	e.upstream = newUpstreams(opts.Transport)

@@ -9,6 +9,7 @@ import (
 
 	"ccload/clock"
 	"ccload/config"
+	"ccload/store"
 )
 
 // ledger keeps the spend that cost limits are checked against: lifetime
@@ -30,10 +31,17 @@ type ledger struct {
 	clock clock.Clock
 	log   *slog.Logger
 
+	// spendSt receives every request's cost (spend.go); nil = not kept.
+	// With shareSpend, totals come from it instead of st.
+	spendSt    SpendStore
+	shareSpend bool
+	spendDown  bool // the last write failed (RunSpend's goroutine only)
+
 	mu       sync.Mutex
 	tokens   map[string]*spend
 	channels map[string]*spend // key: channel + "\x00" + day; only the current day is kept
 	day      string
+	pending  map[spendKey]float64 // spent here, not written to spendSt yet
 }
 
 const (
@@ -52,7 +60,8 @@ type spend struct {
 }
 
 func newLedger(st CostStore, clk clock.Clock, log *slog.Logger) *ledger {
-	return &ledger{st: st, clock: clk, log: log, tokens: map[string]*spend{}, channels: map[string]*spend{}}
+	return &ledger{st: st, clock: clk, log: log, tokens: map[string]*spend{}, channels: map[string]*spend{},
+		pending: map[spendKey]float64{}}
 }
 
 // ensure returns the entity's spend, loading its base from the database
@@ -62,7 +71,7 @@ func (l *ledger) ensure(m map[string]*spend, key string, load func(context.Conte
 	l.mu.Lock()
 	s, ok := m[key]
 	if !ok {
-		s = &spend{loaded: l.st == nil}
+		s = &spend{loaded: l.st == nil && !l.shareSpend}
 		m[key] = s
 	}
 	if s.loaded {
@@ -105,6 +114,11 @@ func (l *ledger) ensure(m map[string]*spend, key string, load func(context.Conte
 }
 
 func (l *ledger) token(name string) *spend {
+	if l.shareSpend {
+		return l.ensure(l.tokens, name, func(ctx context.Context) (float64, error) {
+			return l.sharedBase(ctx, spendKey{store.SpendToken, name, ""})
+		})
+	}
 	return l.ensure(l.tokens, name, func(ctx context.Context) (float64, error) { return l.st.TokenCost(ctx, name) })
 }
 
@@ -115,6 +129,11 @@ func (l *ledger) channel(name, day string) *spend {
 	}
 	m := l.channels
 	l.mu.Unlock()
+	if l.shareSpend {
+		return l.ensure(m, name+"\x00"+day, func(ctx context.Context) (float64, error) {
+			return l.sharedBase(ctx, spendKey{store.SpendChannel, name, day})
+		})
+	}
 	return l.ensure(m, name+"\x00"+day, func(ctx context.Context) (float64, error) { return l.st.ChannelCostOn(ctx, name, day) })
 }
 
@@ -149,6 +168,7 @@ func (l *ledger) channelOver(ch *config.Channel, day string) bool {
 func (l *ledger) settle(token string, reserved bool, channel, day string, usd float64) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.addPending(token, channel, day, usd)
 	if s, ok := l.tokens[token]; ok {
 		if reserved && s.inflight > 0 {
 			s.inflight--

@@ -2,9 +2,11 @@ package scaleout
 
 import (
 	"bytes"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -234,4 +236,132 @@ func sharedCooldowns(t *testing.T, driver, dsn string) {
 	}
 	adminCall(t, a, "POST", "/admin/channels/up/resume", "", nil)
 	within(t, syncWithin, "B sees A's resume", func() bool { return !paused(b) })
+}
+
+const spendChannels = `  - name: up
+    urls: [{url: %s, protocols: [anthropic]}]
+    keys: [` + goodKey + `]
+    models: [m]
+#%s`
+
+// spendLimit is the token's cost_limit: a few requests' worth (each costs
+// 46 tokens at $1000 per million, $0.046).
+const spendLimit = 0.2
+
+func TestSharedSpendPostgres(t *testing.T) {
+	t.Parallel()
+	dsn := freshPostgres(t)
+	sharedSpend(t, "postgres", dsn, "pgx", dsn)
+}
+
+func TestSharedSpendMySQL(t *testing.T) {
+	t.Parallel()
+	dsn := freshMySQL(t)
+	sharedSpend(t, "mysql", dsn, "mysql", dsn)
+}
+
+// sharedSpend: a token's cost_limit holds across both instances. Requests
+// alternate between A and B with a pause longer than the sync bound, so
+// the bound on overshoot is exact: the cluster admits requests until the
+// shared total reaches the limit, and not one more. Two instances that
+// did not share spend would each admit that many.
+func sharedSpend(t *testing.T, driver, dsn, sqlDriver, sqlDSN string) {
+	tokens := plainToken + fmt.Sprintf("\n    cost_limit: %v", spendLimit)
+	_, a, b := sharedPair(t, driver, dsn, spendChannels, tokens)
+	ok, refused := 0, 0
+	for i := 0; i < 16 && refused < 2; i++ {
+		addr := a
+		if i%2 == 1 {
+			addr = b
+		}
+		switch st := message(t, addr, nil); st {
+		case http.StatusOK:
+			if refused > 0 {
+				t.Errorf("request %d was served after the limit refused one", i)
+			}
+			ok++
+		case http.StatusTooManyRequests:
+			refused++
+		default:
+			t.Fatalf("request %d = %d", i, st)
+		}
+		time.Sleep(syncWithin + 100*time.Millisecond)
+	}
+	if refused < 2 {
+		t.Fatalf("the cost limit never refused on both instances (%d served)", ok)
+	}
+
+	db, err := sql.Open(sqlDriver, sqlDSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var spent float64
+	if err := db.QueryRow("SELECT usd FROM shared_spend WHERE kind = 'token' AND name = 't'").Scan(&spent); err != nil {
+		t.Fatal(err)
+	}
+	per := spent / float64(ok)
+	want := int(math.Ceil(spendLimit/per - 1e-9))
+	t.Logf("%s: %d requests served at $%.4f each, $%.4f spent of a $%v limit", driver, ok, per, spent, spendLimit)
+	if ok != want {
+		t.Errorf("served %d requests across both instances; want %d (the limit reached once, shared)", ok, want)
+	}
+}
+
+const pinChannels = `  - name: c1
+    urls: [{url: %s, protocols: [anthropic]}]
+    keys: [` + pinKeyA + `]
+    models: [m]
+  - name: c2
+    urls: [{url: %s, protocols: [anthropic]}]
+    keys: [` + pinKeyB + `]
+    models: [m]`
+
+func TestSharedPinsPostgres(t *testing.T) {
+	t.Parallel()
+	sharedPins(t, "postgres", freshPostgres(t))
+}
+
+func TestSharedPinsMySQL(t *testing.T) {
+	t.Parallel()
+	sharedPins(t, "mysql", freshMySQL(t))
+}
+
+// sharedPins: sessions pinned through A are served on the same channel
+// through B. A first serves one request of another conversation, so its
+// round-robin is one step ahead of B's: without shared pins B would put
+// every session on the other channel.
+func sharedPins(t *testing.T, driver, dsn string) {
+	mock, a, b := sharedPair(t, driver, dsn, pinChannels, plainToken)
+	served := func(addr, session string) string {
+		t.Helper()
+		h := map[string]string{}
+		if session != "" {
+			h["x-claude-code-session-id"] = session
+		}
+		if st := message(t, addr, h); st != http.StatusOK {
+			t.Fatalf("session %q through %s = %d", session, addr, st)
+		}
+		rs := mock.Requests()
+		return rs[len(rs)-1].Key
+	}
+	served(a, "")
+	sessions := []string{"s-1", "s-2", "s-3", "s-4"}
+	onA := map[string]string{}
+	perKey := map[string]int{}
+	for _, s := range sessions {
+		onA[s] = served(a, s)
+		perKey[onA[s]]++
+	}
+	if perKey[pinKeyA] == 0 || perKey[pinKeyB] == 0 {
+		t.Fatalf("A put every session on one channel (%v); the test needs both", perKey)
+	}
+	time.Sleep(syncWithin)
+	for _, s := range sessions {
+		for turn := range 2 {
+			if got := served(b, s); got != onA[s] {
+				t.Errorf("%s: session %s turn %d through B went to key %s; A pinned it to %s", driver, s, turn, got, onA[s])
+			}
+		}
+	}
 }

@@ -88,3 +88,37 @@ func TestTableBounds(t *testing.T) {
 		t.Fatal("pin of a removed channel kept")
 	}
 }
+
+// TestPinAsksToShare: a pin is shared when new, when its route changes and
+// again after half the TTL; a pin another instance shared (Put) is not
+// shared back.
+func TestPinAsksToShare(t *testing.T) {
+	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	tb := NewTable(10, time.Hour)
+	r1, r2 := Route{Channel: "a", Key: "k1", URL: "u"}, Route{Channel: "b", Key: "k2", URL: "u"}
+	k, share := tb.Pin("tok", "s", r1, now)
+	if !share || k != sessionKey("tok", "s") {
+		t.Fatalf("first pin: share %v, key %x", share, k)
+	}
+	if _, share := tb.Pin("tok", "s", r1, now.Add(time.Minute)); share {
+		t.Error("same route again asked to be shared")
+	}
+	if _, share := tb.Pin("tok", "s", r2, now.Add(2*time.Minute)); !share {
+		t.Error("a moved session did not ask to be shared")
+	}
+	if _, share := tb.Pin("tok", "s", r2, now.Add(33*time.Minute)); !share {
+		t.Error("a pin older than half the TTL did not ask to be shared again")
+	}
+
+	other := sessionKey("tok", "remote")
+	tb.Put(other, r2, now)
+	if got, ok := tb.Get("tok", "remote", now.Add(time.Minute)); !ok || got != r2 {
+		t.Errorf("Get after Put = %+v, %v", got, ok)
+	}
+	if _, share := tb.Pin("tok", "remote", r2, now.Add(time.Minute)); share {
+		t.Error("serving a shared pin on its route asked to share it back")
+	}
+	if share, total := tb.Share("b", []string{"a", "b"}); total != 2 || share != 1 {
+		t.Errorf("Share(b) = %v of %d, want all of 2", share, total)
+	}
+}
