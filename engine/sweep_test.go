@@ -147,7 +147,7 @@ func TestSweepDropsRuntimeStateOfRemovedEntities(t *testing.T) {
 		}
 	}
 	held := map[string][]string{}
-	rt := reflect.TypeOf(*r)
+	rt := reflect.TypeFor[registry]()
 	for i := range rt.NumField() {
 		name := rt.Field(i).Name
 		f, ok := inspect[name]
