@@ -93,6 +93,13 @@ func sha(s string) string {
 
 func start(t *testing.T) *env {
 	t.Helper()
+	return startOn(t, "")
+}
+
+// startOn is start on the SQLite file db ("" for a new one), so that two
+// envs on one file stand for two instances sharing a database.
+func startOn(t *testing.T, db string) *env {
+	t.Helper()
 	m := mockupstream.New(mockupstream.Options{})
 	mockURL, err := m.Start("127.0.0.1:0")
 	if err != nil {
@@ -101,7 +108,10 @@ func start(t *testing.T) *env {
 	t.Cleanup(func() { m.Close() })
 
 	dir := t.TempDir()
-	yaml := strings.NewReplacer("{{MOCK}}", mockURL, "{{DB}}", filepath.Join(dir, "ccload.db"),
+	if db == "" {
+		db = filepath.Join(dir, "ccload.db")
+	}
+	yaml := strings.NewReplacer("{{MOCK}}", mockURL, "{{DB}}", db,
 		"{{ALICE_SHA}}", sha(aliceToken)).Replace(testConfig)
 	file := filepath.Join(dir, "ccload.yaml")
 	if err := os.WriteFile(file, []byte(yaml), 0o600); err != nil {

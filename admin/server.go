@@ -135,7 +135,7 @@ func New(opts Options) *Server {
 		s.metrics = NewMetrics(s.cfg)
 	}
 	s.started = s.clock.Now()
-	s.sessions = newSessions(ttl)
+	s.sessions = newSessions(s.st, ttl, s.log)
 	s.limiter = newLimiter(loginAttempts, loginWindow)
 	s.history = newHistory(s.cfg)
 	s.metrics.bind(s)
