@@ -17,6 +17,7 @@ import (
 
 	"ccload/admin"
 	"ccload/clock"
+	"ccload/cluster"
 	"ccload/config"
 	"ccload/engine"
 	"ccload/engine/cooldown"
@@ -84,6 +85,7 @@ type env struct {
 	Engine *engine.Engine
 	Admin  *admin.Server
 	Mock   *mockupstream.Server
+	Member *cluster.Member
 }
 
 func sha(s string) string {
@@ -131,8 +133,10 @@ func startOn(t *testing.T, db string) *env {
 	cds := cooldown.New(clk, engine.StorePersister(st))
 	metrics := admin.NewMetrics(src)
 	eng := engine.New(engine.Options{Config: src, Logs: metrics.Sink(logs), Cooldowns: cds, Clock: clk})
+	member := cluster.New(cluster.Options{Store: st, Version: "v-test", Clock: clk, Hostname: "admin-host",
+		InFlight: eng.InFlight})
 	adm := admin.New(admin.Options{Config: src, Engine: eng, Store: st, Logs: logs, Metrics: metrics, Clock: clk,
-		KeepAlive: 50 * time.Millisecond})
+		KeepAlive: 50 * time.Millisecond, Cluster: member})
 	srv := &fasthttp.Server{
 		Handler: eng.Handler(func(ctx *fasthttp.RequestCtx) {
 			if !adm.Handler(ctx) {
@@ -146,6 +150,7 @@ func startOn(t *testing.T, db string) *env {
 		t.Fatal(err)
 	}
 	go srv.Serve(ln)
+	member.SetAddress(ln.Addr().String())
 	t.Cleanup(func() {
 		adm.Close()
 		srv.Shutdown()
@@ -156,7 +161,7 @@ func startOn(t *testing.T, db string) *env {
 		st.Close()
 	})
 	return &env{URL: "http://" + ln.Addr().String(), Clock: clk, Src: src, Store: st, Logs: logs,
-		Engine: eng, Admin: adm, Mock: m}
+		Engine: eng, Admin: adm, Mock: m, Member: member}
 }
 
 // call sends one HTTP request and returns the response and its body.

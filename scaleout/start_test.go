@@ -144,15 +144,22 @@ var servingRE = regexp.MustCompile(`msg="ccload serving" addr=(\S+)`)
 // address once it logs that it serves. It reports failures with t.Errorf,
 // so it may run on any goroutine.
 func startServe(t *testing.T, cfg string) string {
+	addr, _ := startServeCmd(t, cfg)
+	return addr
+}
+
+// startServeCmd is startServe that also returns the process, for tests
+// that stop it themselves.
+func startServeCmd(t *testing.T, cfg string) (string, *exec.Cmd) {
 	cmd := exec.Command(bin, "serve", "-c", cfg)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Error(err)
-		return ""
+		return "", nil
 	}
 	if err := cmd.Start(); err != nil {
 		t.Error(err)
-		return ""
+		return "", nil
 	}
 	t.Cleanup(func() {
 		cmd.Process.Kill()
@@ -176,14 +183,14 @@ func startServe(t *testing.T, cfg string) string {
 	select {
 	case a, ok := <-addrc:
 		if ok {
-			return a
+			return a, cmd
 		}
 	case <-time.After(time.Minute):
 	}
 	mu.Lock()
 	defer mu.Unlock()
 	t.Errorf("ccload serve did not start:\n%s", strings.Join(lines, "\n"))
-	return ""
+	return "", cmd
 }
 
 // Environment of the integration runs, as in the store tests; the Makefile
