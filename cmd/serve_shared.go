@@ -41,7 +41,7 @@ func newSharedState(ctx context.Context, snap *config.Snapshot, st store.Store, 
 	s := &sharedState{}
 	s.feed = feed.New(feed.Options{
 		Store:    sh,
-		Instance: instanceID(),
+		Instance: feedInstanceID(),
 		Apply:    s.apply,
 		Resync: func(ctx context.Context) error {
 			return s.resync(ctx, st, src.Current())
@@ -154,9 +154,9 @@ func (s sharedOverrides) DeleteOverride(ctx context.Context, kind, target string
 	return nil
 }
 
-// instanceID names this process in the feed: the host name, cut to fit,
+// feedInstanceID names this process in the feed: the host name, cut to fit,
 // and a random suffix, so that a restarted process is a new instance.
-func instanceID() string {
+func feedInstanceID() string {
 	host, _ := os.Hostname()
 	if len(host) > 40 {
 		host = host[:40]

@@ -122,14 +122,14 @@ func (e *Engine) applyCooldown(item, value string) error {
 	}
 	k := cooldown.Key{Scope: failure.Scope(sk.Scope), Channel: sk.Channel, KeyFP: sk.KeyFP, Model: sk.Model, URL: sk.URL}
 	if value == "" {
-		e.cooldowns.Forget(k)
+		e.reg.cooldowns.Forget(k)
 		return nil
 	}
 	var sc sharedCooldown
 	if err := json.Unmarshal([]byte(value), &sc); err != nil {
 		return err
 	}
-	e.cooldowns.Apply(cooldown.Entry{Key: k, Until: time.UnixMilli(sc.UntilMs), Strikes: sc.Strikes,
+	e.reg.cooldowns.Apply(cooldown.Entry{Key: k, Until: time.UnixMilli(sc.UntilMs), Strikes: sc.Strikes,
 		Kind: failure.Kind(sc.Kind), Reason: sc.Reason, Hinted: sc.Hinted}, sc.Confirmed)
 	return nil
 }
@@ -143,7 +143,7 @@ func (e *Engine) applyPin(item, value string) error {
 	if err := json.Unmarshal([]byte(value), &sp); err != nil {
 		return err
 	}
-	e.pins.Put(k, affinity.Route(sp), e.clock.Now())
+	e.reg.pins.Put(k, affinity.Route(sp), e.clock.Now())
 	return nil
 }
 

@@ -54,7 +54,7 @@ func (l *ledger) addPending(token, channel, day string, usd float64) {
 // refreshes the totals, every SpendEvery until ctx ends; then it writes
 // once more. Without a spend store it returns at once.
 func (e *Engine) RunSpend(ctx context.Context) {
-	l := e.ledger
+	l := e.reg.ledger
 	if l.spendSt == nil {
 		return
 	}

@@ -21,7 +21,6 @@ import (
 
 const (
 	clientToken = "sk-scaleout-client-0001"
-	adminPass   = "scaleout-admin"
 	badKey      = "sk-scaleout-bad-0001"  // the mock refuses it: 401
 	goodKey     = "sk-scaleout-good-0002" // accepted
 	pinKeyA     = "sk-scaleout-pin-a-0003"

@@ -27,6 +27,9 @@ type dialect struct {
 	// addSpend adds to one shared_spend row, creating it. Arguments: kind,
 	// name, day, usd, updated_ms.
 	addSpend string
+	// upsertInstance creates or replaces one instances row. Arguments: id,
+	// hostname, address, version, started_ms, heartbeat_ms, in_flight.
+	upsertInstance string
 	// pruneLogs deletes at most pruneBatch logs older than its one argument.
 	// MySQL has no LIMIT inside IN (subquery) but has DELETE … LIMIT; the
 	// others are the other way round.
@@ -63,6 +66,11 @@ const (
 	onConflictSpend = `INSERT INTO shared_spend (kind, name, day, usd, updated_ms) VALUES (?, ?, ?, ?, ?)
  ON CONFLICT (kind, name, day) DO UPDATE SET
  usd = shared_spend.usd + excluded.usd, updated_ms = excluded.updated_ms`
+	onConflictInstance = `INSERT INTO instances (id, hostname, address, version, started_ms, heartbeat_ms, in_flight)
+ VALUES (?, ?, ?, ?, ?, ?, ?)
+ ON CONFLICT (id) DO UPDATE SET hostname = excluded.hostname, address = excluded.address,
+ version = excluded.version, started_ms = excluded.started_ms, heartbeat_ms = excluded.heartbeat_ms,
+ in_flight = excluded.in_flight`
 )
 
 // pruneByID is the SQLite and PostgreSQL prune statement.
@@ -77,6 +85,7 @@ var (
 		upsertCooldown: onConflictCooldown,
 		upsertOverride: onConflictOverride,
 		addSpend:       onConflictSpend,
+		upsertInstance: onConflictInstance,
 		pruneLogs:      pruneByID,
 	}
 
@@ -88,6 +97,7 @@ var (
 		upsertCooldown: onConflictCooldown,
 		upsertOverride: onConflictOverride,
 		addSpend:       onConflictSpend,
+		upsertInstance: onConflictInstance,
 		pruneLogs:      pruneByID,
 	}
 
@@ -117,6 +127,11 @@ var (
  ON DUPLICATE KEY UPDATE value = VALUES(value), created_ms = VALUES(created_ms)`,
 		addSpend: `INSERT INTO shared_spend (kind, name, day, usd, updated_ms) VALUES (?, ?, ?, ?, ?)
  ON DUPLICATE KEY UPDATE usd = usd + VALUES(usd), updated_ms = VALUES(updated_ms)`,
+		upsertInstance: `INSERT INTO instances (id, hostname, address, version, started_ms, heartbeat_ms, in_flight)
+ VALUES (?, ?, ?, ?, ?, ?, ?)
+ ON DUPLICATE KEY UPDATE hostname = VALUES(hostname), address = VALUES(address),
+ version = VALUES(version), started_ms = VALUES(started_ms), heartbeat_ms = VALUES(heartbeat_ms),
+ in_flight = VALUES(in_flight)`,
 		pruneLogs: fmt.Sprintf(`DELETE FROM request_logs WHERE ts < ? ORDER BY id LIMIT %d`, pruneBatch),
 	}
 )
