@@ -7,6 +7,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"ccload/config"
+	"ccload/engine/feed"
 )
 
 // healthBody is GET /health (design §4). Status stays "ok" (HTTP 200)
@@ -44,6 +45,8 @@ type healthStorage struct {
 	WriteErrors int64            `json:"write_errors"`
 	LastError   string           `json:"last_error,omitempty"`
 	Retention   *healthRetention `json:"retention,omitempty"`
+	// Shared is the change feed's state with storage.shared (engine/feed).
+	Shared *feed.Stats `json:"shared,omitempty"`
 }
 
 // healthRetention is the log_retention pruner's last run.
@@ -74,6 +77,10 @@ func (e *Engine) serveHealth(ctx *fasthttp.RequestCtx) {
 	}
 	h.Storage.Driver = snap.Storage.Driver
 	h.Storage.Status = "ok"
+	if f, ok := e.shared.(interface{ Stats() feed.Stats }); ok {
+		fs := f.Stats()
+		h.Storage.Shared = &fs
+	}
 	if e.logs != nil {
 		ws := e.logs.Stats()
 		h.Storage.Capacity, h.Storage.Queued, h.Storage.Written = ws.Capacity, ws.Queued, ws.Written
