@@ -28,6 +28,11 @@ type dialect struct {
 	// MySQL has no LIMIT inside IN (subquery) but has DELETE … LIMIT; the
 	// others are the other way round.
 	pruneLogs string
+	// pruneDebug is pruneLogs for request_debug.
+	pruneDebug string
+	// returningID: the driver has no LastInsertId (pgx), so a debug row's
+	// INSERT reads its ID back with RETURNING.
+	returningID bool
 }
 
 const pruneBatch = 5000
@@ -62,6 +67,10 @@ const (
 var pruneByID = fmt.Sprintf(`DELETE FROM request_logs WHERE id IN
  (SELECT id FROM request_logs WHERE ts < ? ORDER BY id LIMIT %d)`, pruneBatch)
 
+// pruneDebugByID is pruneByID for request_debug.
+var pruneDebugByID = fmt.Sprintf(`DELETE FROM request_debug WHERE log_id IN
+ (SELECT log_id FROM request_debug WHERE ts < ? ORDER BY log_id LIMIT %d)`, pruneBatch)
+
 var (
 	sqliteDialect = dialect{
 		name:           "sqlite",
@@ -70,6 +79,7 @@ var (
 		upsertCooldown: onConflictCooldown,
 		upsertOverride: onConflictOverride,
 		pruneLogs:      pruneByID,
+		pruneDebug:     pruneDebugByID,
 	}
 
 	postgresDialect = dialect{
@@ -80,6 +90,8 @@ var (
 		upsertCooldown: onConflictCooldown,
 		upsertOverride: onConflictOverride,
 		pruneLogs:      pruneByID,
+		pruneDebug:     pruneDebugByID,
+		returningID:    true,
 	}
 
 	// mysqlDialect uses VALUES(col), which MySQL 8.0.20+ deprecates (with a
@@ -106,7 +118,8 @@ var (
  reason = VALUES(reason), updated_ms = VALUES(updated_ms)`,
 		upsertOverride: `INSERT INTO overrides (kind, target, value, created_ms) VALUES (?, ?, ?, ?)
  ON DUPLICATE KEY UPDATE value = VALUES(value), created_ms = VALUES(created_ms)`,
-		pruneLogs: fmt.Sprintf(`DELETE FROM request_logs WHERE ts < ? ORDER BY id LIMIT %d`, pruneBatch),
+		pruneLogs:  fmt.Sprintf(`DELETE FROM request_logs WHERE ts < ? ORDER BY id LIMIT %d`, pruneBatch),
+		pruneDebug: fmt.Sprintf(`DELETE FROM request_debug WHERE ts < ? ORDER BY log_id LIMIT %d`, pruneBatch),
 	}
 )
 
