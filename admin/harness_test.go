@@ -93,7 +93,14 @@ func sha(s string) string {
 
 func start(t *testing.T) *env {
 	t.Helper()
-	m := mockupstream.New(mockupstream.Options{})
+	return startWith(t, testConfig, mockupstream.Options{})
+}
+
+// startWith is start with another config text (same placeholders) and
+// mock options.
+func startWith(t *testing.T, cfgText string, mopts mockupstream.Options) *env {
+	t.Helper()
+	m := mockupstream.New(mopts)
 	mockURL, err := m.Start("127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -102,7 +109,7 @@ func start(t *testing.T) *env {
 
 	dir := t.TempDir()
 	yaml := strings.NewReplacer("{{MOCK}}", mockURL, "{{DB}}", filepath.Join(dir, "ccload.db"),
-		"{{ALICE_SHA}}", sha(aliceToken)).Replace(testConfig)
+		"{{ALICE_SHA}}", sha(aliceToken)).Replace(cfgText)
 	file := filepath.Join(dir, "ccload.yaml")
 	if err := os.WriteFile(file, []byte(yaml), 0o600); err != nil {
 		t.Fatal(err)

@@ -196,6 +196,9 @@ func (s *Server) Handler(ctx *fasthttp.RequestCtx) bool {
 		ep, ok = channelAction(ctx)
 	}
 	if !ok {
+		ep, ok = logEndpoint(path)
+	}
+	if !ok {
 		ep, ok = pprofEndpoint(path)
 	}
 	var err error

@@ -215,6 +215,10 @@ func (e *Engine) attempt(ctx *fasthttp.RequestCtx, r *request, rt config.Route, 
 		header:   func(h headerSetter) { r.setUpstreamHeaders(h, up, ch, ki) },
 		headerBy: e.headerDeadline(tm.FirstByte.D(), total),
 	}
+	if r.debugOn(ch) {
+		x := r.captureRequest(r.attempts, &rq)
+		rq.onResponse = func(resp *upstreamResponse) { x.captureResponse(resp, r.debugMax()) }
+	}
 	var s sent
 	if r.socket && ch.WebSockets && up == protocol.Responses && ch.Proxy == "" {
 		s = e.sendSocket(rq, func(n string) { at.note([]string{n}) })

@@ -43,6 +43,9 @@ type request struct {
 	// route of its last success, when the plan honours it.
 	session affinity.Identity
 	pin     affinity.Route
+	// clientKey is the client's token, kept only when the request may be
+	// debug-captured, so the capture can scrub it (debugcapture.go).
+	clientKey string
 }
 
 func (e *Engine) newRequest(ctx *fasthttp.RequestCtx, ep endpoint, snap *config.Snapshot, tok *config.Token) *request {
@@ -57,6 +60,9 @@ func (e *Engine) newRequest(ctx *fasthttp.RequestCtx, ep endpoint, snap *config.
 	}
 	r.header = forwardHeaders(&ctx.Request.Header)
 	r.socket = ctx.UserValue(wsTurnKey) != nil
+	if mayCapture(snap, tok) {
+		r.clientKey = clientToken(ctx)
+	}
 	r.rec = record{
 		id:             string(ctx.Request.Header.Peek("x-request-id")),
 		start:          r.start,
