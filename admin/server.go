@@ -243,6 +243,9 @@ func channelAction(ctx *fasthttp.RequestCtx) (endpoint, bool) {
 			}}, true
 		}
 	}
+	if ep, ok := chatAction(rest); ok { // POST /admin/channels/{name}/chat, chat_channel.go
+		return ep, true
+	}
 	return testAction(rest) // POST /admin/channels/{name}/test, test_channel.go
 }
 

@@ -43,6 +43,9 @@ type request struct {
 	// route of its last success, when the plan honours it.
 	session affinity.Identity
 	pin     affinity.Route
+	// inProcess: a request made inside ccload (a channel test) on a
+	// RequestCtx with no connection.
+	inProcess bool
 	// clientKey is the client's token, kept only when the request may be
 	// debug-captured, so the capture can scrub it (debugcapture.go).
 	clientKey string
