@@ -31,7 +31,7 @@ var longText = strings.Repeat("a long answer ", 200)
 
 func startDebug(t *testing.T) *env {
 	t.Helper()
-	return startWith(t, debugConfig, mockupstream.Options{Script: func(r *mockupstream.Recorded) mockupstream.Reply {
+	return startWith(t, "", debugConfig, mockupstream.Options{Script: func(r *mockupstream.Recorded) mockupstream.Reply {
 		if r.Key == keyMain1 {
 			return mockupstream.Reply{Status: 401, Text: "invalid x-api-key " + r.Key}
 		}

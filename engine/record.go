@@ -198,7 +198,7 @@ func (e *Engine) finish(r *request) {
 		endEv.Cost = row.Cost
 		e.bus.publish(endEv)
 	}
-	e.ledger.settle(rec.token, r.costReserved, row.Channel, row.Time.UTC().Format(time.DateOnly), row.Cost)
+	e.reg.ledger.settle(rec.token, r.costReserved, row.Channel, row.Time.UTC().Format(time.DateOnly), row.Cost)
 	if len(rec.attempts) > 0 {
 		if b, err := json.Marshal(rec.attempts); err == nil {
 			row.AttemptsJSON = string(b)

@@ -49,7 +49,7 @@ func (e *Engine) serveRequest(ctx *fasthttp.RequestCtx, r *request) {
 		e.reject(ctx, r, err)
 		return
 	}
-	if err := e.ledger.reserveToken(r.token); err != nil {
+	if err := e.reg.ledger.reserveToken(r.token); err != nil {
 		e.reject(ctx, r, &clientError{Status: 429, Msg: err.Error()})
 		return
 	}
@@ -140,7 +140,7 @@ func (r *request) admit() *clientError {
 // or says which limit refused.
 func (e *Engine) admitToken(r *request) *clientError {
 	t := r.token
-	l := e.tokenLoad.get(t.Name)
+	l := e.reg.tokenLoad.get(t.Name)
 	switch l.admit(r.start, t.RPMLimit, t.MaxConcurrency) {
 	case "":
 		r.tokSlot = l
