@@ -222,6 +222,10 @@ func (e *Engine) attempt(ctx *fasthttp.RequestCtx, r *request, rt config.Route, 
 		headerBy: e.headerDeadline(firstByte, total),
 		watch:    e.injectedTimers(),
 	}
+	if r.debugOn(ch) {
+		x := r.captureRequest(r.attempts, &rq)
+		rq.onResponse = func(resp *upstreamResponse) { x.captureResponse(resp, r.debugMax()) }
+	}
 	var s sent
 	if r.socket && ch.WebSockets && up == protocol.Responses && ch.Proxy == "" {
 		s = e.sendSocket(rq, func(n string) { at.note([]string{n}) })

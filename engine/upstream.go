@@ -52,6 +52,9 @@ type upstreamRequest struct {
 	// not know (timers on an injected clock); the fasthttp client then
 	// watches ctx as net/http does (fastUpstream.doWatched).
 	watch bool
+	// onResponse, when set, sees the response before anything reads its
+	// body (debug capture wraps the body).
+	onResponse func(*upstreamResponse)
 }
 
 // headerSetter is what setUpstreamHeaders needs of a request's headers:
