@@ -21,10 +21,11 @@ const (
 
 // DefaultServer is the `server:` section when the file says nothing.
 var DefaultServer = Server{
-	Listen:       "127.0.0.1:8080",
-	MaxBodyBytes: 10 << 20, // 10MiB
-	Limits:       DefaultServerLimits,
-	WebSockets:   DefaultWebSockets,
+	Listen:        "127.0.0.1:8080",
+	MaxBodyBytes:  10 << 20, // 10MiB
+	Limits:        DefaultServerLimits,
+	WebSockets:    DefaultWebSockets,
+	DebugMaxBytes: 64 << 10, // 64KiB
 }
 
 // DefaultStorage is the `storage:` section when the file says nothing.
@@ -50,6 +51,9 @@ var DefaultRouting = Routing{
 		FirstByte: Duration(30 * time.Second),
 		NonStream: Duration(120 * time.Second),
 		Stream:    0, // a stream may run as long as it keeps sending
+		// Above first_byte × a few attempts, below the 10 minutes coding
+		// agents wait before giving up on their own.
+		Request: Duration(5 * time.Minute),
 	},
 	MaxAttempts: 6,
 	Unpriced:    UnpricedRefuse,

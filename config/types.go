@@ -70,6 +70,9 @@ type Server struct {
 	// TrustedProxies are the peers whose X-Forwarded-For and
 	// X-Forwarded-Proto are believed (client IP, Secure cookie).
 	TrustedProxies []netip.Prefix
+	// DebugMaxBytes cuts each body a debug capture keeps (issue 13: the
+	// upstream request and response of a channel or token with debug: true).
+	DebugMaxBytes Size
 }
 
 // Storage is the `storage:` section.
@@ -116,11 +119,18 @@ type Cooldown struct {
 	Fallback                         bool
 }
 
-// Timeouts bounds one upstream attempt. Zero means no limit.
+// Timeouts bounds one upstream attempt, and Request the failover of one
+// client request. Zero means no limit.
 type Timeouts struct {
 	FirstByte Duration // until the first content event (stream) or headers (non-stream)
 	NonStream Duration // whole non-stream response
 	Stream    Duration // whole stream
+	// Request is the client request's deadline for its answer to start,
+	// counted from its arrival: no attempt starts after it, and a running
+	// attempt's wait for its first byte ends at it. Once the answer has
+	// started only the attempt's own timeouts apply, so a long stream is
+	// never cut by it.
+	Request Duration
 }
 
 // HealthScore configures the priority penalty for failing channels.
@@ -161,6 +171,9 @@ type Channel struct {
 	WebSockets bool
 	// Affinity: false opts this channel out of session affinity.
 	Affinity bool
+	// Debug captures the upstream requests and responses of every request
+	// this channel serves, stored with the log row (issue 13).
+	Debug bool
 }
 
 // URL is one base URL of a channel.
@@ -218,6 +231,9 @@ type Token struct {
 	MaxConcurrency int
 	RPMLimit       int
 	Expires        time.Time // zero = never
+	// Debug captures the upstream traffic of every request of this token,
+	// stored with the log row (issue 13).
+	Debug bool
 }
 
 // ChannelRule restricts the channels a token may use: Allow or Deny, not both.

@@ -259,7 +259,7 @@ func TestFullFile(t *testing.T) {
 	}
 	wantRouting := Routing{
 		Cooldown:    Cooldown{Auth: Duration(10 * time.Minute), RateLimit: Duration(30 * time.Second), Server: Duration(time.Minute), Timeout: Duration(45 * time.Second), Min: Duration(5 * time.Second), Max: Duration(time.Hour), Fallback: false},
-		Timeouts:    Timeouts{FirstByte: Duration(15 * time.Second), NonStream: Duration(5 * time.Minute), Stream: Duration(90 * time.Minute)},
+		Timeouts:    Timeouts{FirstByte: Duration(15 * time.Second), NonStream: Duration(5 * time.Minute), Stream: Duration(90 * time.Minute), Request: Duration(10 * time.Minute)},
 		MaxAttempts: 3,
 		HealthScore: HealthScore{Enabled: false, Window: Duration(time.Hour), MinSamples: 5, Penalty: 50.5},
 		Unpriced:    UnpricedAllow,
@@ -275,6 +275,9 @@ func TestFullFile(t *testing.T) {
 	c := s.Channel("relay")
 	if c.Affinity {
 		t.Errorf("relay: affinity: false did not land")
+	}
+	if !c.Debug || s.Server.DebugMaxBytes != 1<<20 {
+		t.Errorf("relay: debug %v, server.debug_max_bytes %d; want true, 1MiB", c.Debug, s.Server.DebugMaxBytes)
 	}
 	if c.Priority != -5 || c.Weight != 3 || c.KeyStrategy != KeySequential || c.RPMLimit != 120 || c.MaxConcurrency != 8 ||
 		c.DailyCostLimit != 12.5 || c.Proxy != "socks5://127.0.0.1:1080" || c.CostMultiplier != 0.8 || !c.Enabled {
@@ -307,6 +310,9 @@ func TestFullFile(t *testing.T) {
 	if alice.CostLimit != 100 || alice.MaxConcurrency != 4 || alice.RPMLimit != 60 || alice.AllowsChannel("parked") ||
 		!alice.Expires.Equal(time.Date(2027, 1, 1, 0, 0, 0, 0, time.Local)) {
 		t.Errorf("alice = %+v", alice)
+	}
+	if alice.Debug || !bob.Debug {
+		t.Errorf("debug: alice %v, bob %v; want false, true", alice.Debug, bob.Debug)
 	}
 	if !bob.AllowsChannel("relay") || bob.AllowsChannel("parked") || !bob.Expires.Equal(time.Date(2027, 1, 1, 12, 0, 0, 0, time.UTC)) {
 		t.Errorf("bob = %+v", bob)

@@ -35,6 +35,8 @@ type record struct {
 	errText  string
 	cutShort bool
 	usage    convert.Usage
+	// debug is the request's debug capture, nil when nothing was captured.
+	debug *debugCapture
 	// upstreamDone is when the winning attempt's upstream body was read
 	// to its end (or broke), for the overhead measure.
 	upstreamDone time.Time
@@ -201,6 +203,9 @@ func (e *Engine) finish(r *request) {
 		if b, err := json.Marshal(rec.attempts); err == nil {
 			row.AttemptsJSON = string(b)
 		}
+	}
+	if rec.debug != nil {
+		row.Debug = rec.debug.encode()
 	}
 	if e.logs == nil {
 		e.noLogs.Add(1)

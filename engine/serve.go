@@ -32,6 +32,14 @@ func (e *Engine) serveProxy(ctx *fasthttp.RequestCtx, ep endpoint) {
 	}
 
 	r = e.newRequest(ctx, ep, snap, tok)
+	e.serveRequest(ctx, r)
+}
+
+// serveRequest runs an authenticated request through admission, limits,
+// routing and the attempt loop. Channel tests enter here too (chattest.go),
+// so they take the path client requests take.
+func (e *Engine) serveRequest(ctx *fasthttp.RequestCtx, r *request) {
+	ep := r.ep
 	e.inflight.Add(1)
 	if err := r.admit(); err != nil {
 		e.reject(ctx, r, err)

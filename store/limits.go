@@ -77,6 +77,7 @@ func cleanLog(r LogRow) LogRow {
 	r.AttemptsJSON = clean(r.AttemptsJSON, 0) // cutting JSON would break it
 	r.ClientIP = clean(r.ClientIP, maxClientIP)
 	r.Error = clean(r.Error, maxError)
+	r.Debug = clean(r.Debug, 0) // bounded by server.debug_max_bytes; cutting JSON would break it
 	r.Cost = finite(r.Cost)
 	return r
 }

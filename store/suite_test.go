@@ -44,6 +44,8 @@ func RunSuite(t *testing.T, open Opener) {
 		{"shared_spend", testSharedSpend},
 		{"shared_spend_seed", testSharedSpendSeed},
 		{"prune", testPrune},
+		{"debug_capture", testDebugCapture},
+		{"prune_debug", testPruneDebug},
 		{"retention", testRetention},
 		{"ping_close", testPingClose},
 		{"catalog_copy", testCatalogCopy},
