@@ -293,7 +293,7 @@ test('logs: a captured request shows its upstream request and response', async (
   assert.match(req, /"model":\s*"gpt-5/, "the request body");
   const resp = await dbg.locator('.message[data-part=response]').first().textContent();
   assert.match(resp, /HTTP 200/);
-  assert.match(resp, /Hello from the ccload mock upstream/);
+  assert.match(resp, /"content":"Hello"/, 'the raw upstream events');
   for (const [name, value] of Object.entries(secrets)) assert.ok(!text.includes(value), `the capture shows the secret ${name}`);
   await shot('logs-debug');
   // A request on a channel without debug says so.
@@ -309,7 +309,7 @@ test('channels: chat with a channel, the answer streams into the page', async ()
   const main = page.locator('section.channel[data-channel=main]');
   await main.locator('input[name=prompt]').fill('Name one colour');
   await main.locator('button', { hasText: 'Chat' }).click();
-  const info = main.locator('.test-result').nth(1);
+  const info = main.locator('.chat-result');
   await info.locator('.badge').waitFor();
   assert.equal(await main.locator('.chat-answer').textContent(), 'Hello from the ccload mock upstream.');
   assert.match(await info.textContent(), /OK.*HTTP 200.*anthropic.*1 attempt.*Logged as channel-test-\d+/);

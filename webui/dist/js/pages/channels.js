@@ -130,7 +130,7 @@ function card(ch, env) {
     'aria-label': `Prompt to send to ${name}`, onkeydown: (e) => { if (e.key === 'Enter') { e.preventDefault(); runChat(); } } });
   const chatBtn = h('button', { type: 'button', class: 'btn', onclick: () => runChat() }, 'Chat');
   const answer = h('div', { class: 'chat-answer', hidden: true, 'aria-live': 'polite', 'aria-label': `Answer of ${name}` });
-  const chatInfo = h('div', { class: 'test-result', role: 'status' });
+  const chatInfo = h('div', { class: 'chat-result', role: 'status' });
   let cdSig = null;
   let cur = ch;
 
