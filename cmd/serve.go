@@ -135,9 +135,8 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 	member := cluster.New(cluster.Options{Store: st, Version: opts.version(), Clock: opts.Clock, Logger: log,
 		Hostname: opts.Hostname,
 		InFlight: func() int64 { return eng.InFlight() }})
-	spendSt, _ := st.(engine.SpendStore)
 	eng = engine.New(engine.Options{Config: src, Logs: metrics.Sink(logs), Cooldowns: cds, Costs: st, Logger: log, Clock: opts.Clock, Catalog: prices,
-		Retention: retention, Spend: spendSt, SharedSpend: snap.Storage.Shared})
+		Retention: retention, Spend: st, SharedSpend: snap.Storage.Shared})
 	adm := admin.New(admin.Options{Config: src, Engine: eng, Store: shared.adminStore(st), Logs: logs, Metrics: metrics, Clock: opts.Clock, Logger: log, WarmStats: true, PriceCatalog: prices,
 		Cluster: member})
 	restore := func(ctx context.Context) {

@@ -49,7 +49,10 @@ func newSharedState(ctx context.Context, snap *config.Snapshot, st store.Store, 
 		Logger: log,
 	})
 	if err := s.feed.Start(ctx); err != nil {
-		return nil, fmt.Errorf("storage.shared: read the change feed: %w", err)
+		// The database is not reachable yet (store.OpenLazy): the feed is
+		// read from its start once it is, which replays at most the last
+		// hour of changes, in order, to the same final state.
+		log.Warn("storage.shared: change feed not readable at start; following it from its start once the database answers", "err", err)
 	}
 	log.Info("storage.shared: sharing cooldowns, pauses, session pins and spend through the database", "instance", s.feed.Instance())
 	return s, nil
