@@ -55,6 +55,10 @@ func (e *Engine) newRequest(ctx *fasthttp.RequestCtx, ep endpoint, snap *config.
 		start:    e.clock.Now(),
 		clientIP: ClientIP(ctx, &snap.Server),
 	}
+	// fasthttp would hold its copy of the body until the response is out,
+	// which for a stream is its whole life: give it back to fasthttp's pool
+	// now (perf, issue 12: an agent's body is hundreds of kilobytes).
+	ctx.Request.ResetBody()
 	r.header = forwardHeaders(&ctx.Request.Header)
 	r.socket = ctx.UserValue(wsTurnKey) != nil
 	r.rec = record{
@@ -65,7 +69,6 @@ func (e *Engine) newRequest(ctx *fasthttp.RequestCtx, ep endpoint, snap *config.
 		clientIP:       r.clientIP,
 		red:            e.redactor(snap),
 	}
-	identifySession(ctx, r)
 	return r
 }
 
