@@ -17,6 +17,7 @@ import (
 
 	"ccload/admin"
 	"ccload/clock"
+	"ccload/cluster"
 	"ccload/config"
 	"ccload/engine"
 	"ccload/engine/cooldown"
@@ -84,6 +85,7 @@ type env struct {
 	Engine *engine.Engine
 	Admin  *admin.Server
 	Mock   *mockupstream.Server
+	Member *cluster.Member
 }
 
 func sha(s string) string {
@@ -93,7 +95,21 @@ func sha(s string) string {
 
 func start(t *testing.T) *env {
 	t.Helper()
-	m := mockupstream.New(mockupstream.Options{})
+	return startOn(t, "")
+}
+
+// startOn is start on the SQLite file db ("" for a new one), so that two
+// envs on one file stand for two instances sharing a database.
+func startOn(t *testing.T, db string) *env {
+	t.Helper()
+	return startWith(t, db, testConfig, mockupstream.Options{})
+}
+
+// startWith is startOn with another config text (same placeholders) and
+// mock options.
+func startWith(t *testing.T, db, cfgText string, mopts mockupstream.Options) *env {
+	t.Helper()
+	m := mockupstream.New(mopts)
 	mockURL, err := m.Start("127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -101,8 +117,11 @@ func start(t *testing.T) *env {
 	t.Cleanup(func() { m.Close() })
 
 	dir := t.TempDir()
-	yaml := strings.NewReplacer("{{MOCK}}", mockURL, "{{DB}}", filepath.Join(dir, "ccload.db"),
-		"{{ALICE_SHA}}", sha(aliceToken)).Replace(testConfig)
+	if db == "" {
+		db = filepath.Join(dir, "ccload.db")
+	}
+	yaml := strings.NewReplacer("{{MOCK}}", mockURL, "{{DB}}", db,
+		"{{ALICE_SHA}}", sha(aliceToken)).Replace(cfgText)
 	file := filepath.Join(dir, "ccload.yaml")
 	if err := os.WriteFile(file, []byte(yaml), 0o600); err != nil {
 		t.Fatal(err)
@@ -121,8 +140,10 @@ func start(t *testing.T) *env {
 	cds := cooldown.New(clk, engine.StorePersister(st))
 	metrics := admin.NewMetrics(src)
 	eng := engine.New(engine.Options{Config: src, Logs: metrics.Sink(logs), Cooldowns: cds, Clock: clk})
+	member := cluster.New(cluster.Options{Store: st, Version: "v-test", Clock: clk, Hostname: "admin-host",
+		InFlight: eng.InFlight})
 	adm := admin.New(admin.Options{Config: src, Engine: eng, Store: st, Logs: logs, Metrics: metrics, Clock: clk,
-		KeepAlive: 50 * time.Millisecond})
+		KeepAlive: 50 * time.Millisecond, Cluster: member})
 	srv := &fasthttp.Server{
 		Handler: eng.Handler(func(ctx *fasthttp.RequestCtx) {
 			if !adm.Handler(ctx) {
@@ -136,6 +157,7 @@ func start(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	go srv.Serve(ln)
+	member.SetAddress(ln.Addr().String())
 	t.Cleanup(func() {
 		adm.Close()
 		srv.Shutdown()
@@ -146,7 +168,7 @@ func start(t *testing.T) *env {
 		st.Close()
 	})
 	return &env{URL: "http://" + ln.Addr().String(), Clock: clk, Src: src, Store: st, Logs: logs,
-		Engine: eng, Admin: adm, Mock: m}
+		Engine: eng, Admin: adm, Mock: m, Member: member}
 }
 
 // call sends one HTTP request and returns the response and its body.

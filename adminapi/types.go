@@ -39,6 +39,26 @@ type Status struct {
 	PriceCatalog *PriceCatalogStatus `json:"price_catalog"`
 	// WebSockets is null when the engine does not serve the transport.
 	WebSockets *WebSocketStatus `json:"websockets"`
+	// Instance is the id of the instance that answered; Instances lists
+	// every live one on the database (InstancesError says why the list is
+	// the last known one).
+	Instance       string     `json:"instance"`
+	Instances      []Instance `json:"instances"`
+	InstancesError string     `json:"instances_error"`
+}
+
+// Instance is one live `ccload serve` process on the database (issue 14):
+// it wrote a heartbeat within the last 30 s. InFlight is its own count at
+// that heartbeat; active requests and /admin/events stay per instance.
+type Instance struct {
+	ID            string    `json:"id"`
+	Hostname      string    `json:"hostname"`
+	Address       string    `json:"address"`
+	Version       string    `json:"version"`
+	StartedAt     time.Time `json:"started_at"`
+	LastHeartbeat time.Time `json:"last_heartbeat"`
+	InFlight      int64     `json:"in_flight"`
+	Self          bool      `json:"self"` // the instance that answered
 }
 
 // PriceCatalogStatus is the price catalog's current copy and last fetch
@@ -234,6 +254,9 @@ type ChannelRule struct {
 type ChannelsResponse struct {
 	Time     time.Time `json:"time"`
 	Channels []Channel `json:"channels"`
+	// Instances are the live instances, as in Status; channel in-flight
+	// counts and RPM are those of the instance that answered.
+	Instances []Instance `json:"instances"`
 }
 
 // Channel is one channel's configuration and live state.
@@ -360,6 +383,63 @@ type LogEntry struct {
 	Unpriced         bool         `json:"unpriced"` // cost 0 because the model has no price, not because it was free
 	ClientIP         string       `json:"client_ip"`
 	Error            string       `json:"error"`
+}
+
+// LogDetail is GET /admin/logs/{id}: one row in full, with its debug
+// capture.
+type LogDetail struct {
+	LogEntry
+	// Debug is the upstream traffic captured for a channel or token with
+	// debug: true; null when the request was not captured.
+	Debug *Debug `json:"debug"`
+}
+
+// Debug is a request's debug capture (issue 13): one exchange per upstream
+// attempt that was sent. Credentials are masked (fingerprints such as
+// "Bearer sk-a…f3c9"), bodies cut at MaxBytes (server.debug_max_bytes).
+type Debug struct {
+	MaxBytes  int             `json:"max_bytes"`
+	Exchanges []DebugExchange `json:"exchanges"`
+}
+
+// DebugExchange is one attempt's upstream request and response. Attempt
+// is the 1-based index into the row's attempt_log. Response is null when
+// no answer arrived (connection refused, timeout before headers).
+type DebugExchange struct {
+	Attempt  int            `json:"attempt"`
+	Request  DebugRequest   `json:"request"`
+	Response *DebugResponse `json:"response"`
+}
+
+// DebugRequest is what ccload sent upstream.
+type DebugRequest struct {
+	Method string        `json:"method"`
+	URL    string        `json:"url"` // masked
+	Header []DebugHeader `json:"header"`
+	DebugBody
+}
+
+// DebugResponse is what the upstream answered.
+type DebugResponse struct {
+	Status int           `json:"status"`
+	Header []DebugHeader `json:"header"`
+	DebugBody
+}
+
+// DebugHeader is one header line, credential values masked.
+type DebugHeader struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+// DebugBody is a captured body: text, or base64 when it is not UTF-8
+// (audio, images). Size counts every byte of the body (as far as it was
+// read); Truncated says Body holds only the first MaxBytes.
+type DebugBody struct {
+	Body      string `json:"body"`
+	Base64    bool   `json:"base64,omitempty"`
+	Size      int64  `json:"size"`
+	Truncated bool   `json:"truncated,omitempty"`
 }
 
 // AttemptLog is one upstream attempt inside a request.

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -73,6 +74,13 @@ type cliServer struct {
 
 func startCLIServer(t *testing.T) *cliServer {
 	t.Helper()
+	return startCLIServerWith(t, cliConfig)
+}
+
+// startCLIServerWith is startCLIServer with another config text (same
+// placeholders).
+func startCLIServerWith(t *testing.T, cfgText string) *cliServer {
+	t.Helper()
 	m := mockupstream.New(mockupstream.Options{})
 	mockURL, err := m.Start("127.0.0.1:0")
 	if err != nil {
@@ -82,7 +90,7 @@ func startCLIServer(t *testing.T) *cliServer {
 	dir := t.TempDir()
 	db := filepath.Join(dir, "ccload.db")
 	yaml := strings.NewReplacer("{{MOCK}}", mockURL, "{{DB}}", db, "{{ALICE}}", sha256hex(cliAlice),
-		"{{BOB}}", sha256hex(cliBob)).Replace(cliConfig)
+		"{{BOB}}", sha256hex(cliBob)).Replace(cfgText)
 	file := filepath.Join(dir, "ccload.yaml")
 	if err := os.WriteFile(file, []byte(yaml), 0o600); err != nil {
 		t.Fatal(err)
@@ -93,7 +101,7 @@ func startCLIServer(t *testing.T) *cliServer {
 	done := make(chan error, 1)
 	go func() {
 		done <- serveRun(ctx, &ServeOptions{IO: io, Config: file, Grace: 5 * time.Second,
-			Clock: clock.NewFake(cliEpoch), Ready: func(a string) { addr <- a }})
+			Clock: clock.NewFake(cliEpoch), Hostname: "cli-host", Ready: func(a string) { addr <- a }})
 	}()
 	t.Cleanup(func() {
 		cancel()
@@ -173,12 +181,22 @@ func (s *cliServer) client() func() (*adminapi.Client, error) {
 	return func() (*adminapi.Client, error) { return adminapi.NewClient(s.URL, cliPass, nil), nil }
 }
 
+// instanceID is the random part of the instance id and the server's port,
+// replaced in golden files by as many X and N so that columns stay aligned.
+var (
+	instanceID = regexp.MustCompile(`cli-host-[0-9a-f]{8}`)
+	serverPort = regexp.MustCompile(`127\.0\.0\.1:[0-9]{5}`)
+)
+
 // golden compares got with testdata/admin/name, after replacing the mock's
-// random address; -update rewrites the file.
+// random address, the instance id and the server's port; -update rewrites
+// the file.
 func golden(t *testing.T, s *cliServer, name, got string) {
 	t.Helper()
 	got = strings.ReplaceAll(got, s.Mock, "http://MOCK")
 	got = strings.ReplaceAll(got, strings.TrimPrefix(s.Mock, "http://"), "MOCK")
+	got = instanceID.ReplaceAllString(got, "cli-host-XXXXXXXX")
+	got = serverPort.ReplaceAllString(got, "127.0.0.1:NNNNN")
 	path := filepath.Join("testdata", "admin", name)
 	if *update {
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {

@@ -24,10 +24,18 @@ type dialect struct {
 	// upsertOverride creates or replaces one override. Arguments: kind,
 	// target, value, created_ms.
 	upsertOverride string
+	// upsertInstance creates or replaces one instances row. Arguments: id,
+	// hostname, address, version, started_ms, heartbeat_ms, in_flight.
+	upsertInstance string
 	// pruneLogs deletes at most pruneBatch logs older than its one argument.
 	// MySQL has no LIMIT inside IN (subquery) but has DELETE … LIMIT; the
 	// others are the other way round.
 	pruneLogs string
+	// pruneDebug is pruneLogs for request_debug.
+	pruneDebug string
+	// returningID: the driver has no LastInsertId (pgx), so a debug row's
+	// INSERT reads its ID back with RETURNING.
+	returningID bool
 }
 
 const pruneBatch = 5000
@@ -56,11 +64,21 @@ const (
 
 	onConflictOverride = `INSERT INTO overrides (kind, target, value, created_ms) VALUES (?, ?, ?, ?)
  ON CONFLICT (kind, target) DO UPDATE SET value = excluded.value, created_ms = excluded.created_ms`
+
+	onConflictInstance = `INSERT INTO instances (id, hostname, address, version, started_ms, heartbeat_ms, in_flight)
+ VALUES (?, ?, ?, ?, ?, ?, ?)
+ ON CONFLICT (id) DO UPDATE SET hostname = excluded.hostname, address = excluded.address,
+ version = excluded.version, started_ms = excluded.started_ms, heartbeat_ms = excluded.heartbeat_ms,
+ in_flight = excluded.in_flight`
 )
 
 // pruneByID is the SQLite and PostgreSQL prune statement.
 var pruneByID = fmt.Sprintf(`DELETE FROM request_logs WHERE id IN
  (SELECT id FROM request_logs WHERE ts < ? ORDER BY id LIMIT %d)`, pruneBatch)
+
+// pruneDebugByID is pruneByID for request_debug.
+var pruneDebugByID = fmt.Sprintf(`DELETE FROM request_debug WHERE log_id IN
+ (SELECT log_id FROM request_debug WHERE ts < ? ORDER BY log_id LIMIT %d)`, pruneBatch)
 
 var (
 	sqliteDialect = dialect{
@@ -69,7 +87,9 @@ var (
 		upsertUsage:    onConflictUsage,
 		upsertCooldown: onConflictCooldown,
 		upsertOverride: onConflictOverride,
+		upsertInstance: onConflictInstance,
 		pruneLogs:      pruneByID,
+		pruneDebug:     pruneDebugByID,
 	}
 
 	postgresDialect = dialect{
@@ -79,7 +99,10 @@ var (
 		upsertUsage:    onConflictUsage,
 		upsertCooldown: onConflictCooldown,
 		upsertOverride: onConflictOverride,
+		upsertInstance: onConflictInstance,
 		pruneLogs:      pruneByID,
+		pruneDebug:     pruneDebugByID,
+		returningID:    true,
 	}
 
 	// mysqlDialect uses VALUES(col), which MySQL 8.0.20+ deprecates (with a
@@ -106,7 +129,13 @@ var (
  reason = VALUES(reason), updated_ms = VALUES(updated_ms)`,
 		upsertOverride: `INSERT INTO overrides (kind, target, value, created_ms) VALUES (?, ?, ?, ?)
  ON DUPLICATE KEY UPDATE value = VALUES(value), created_ms = VALUES(created_ms)`,
-		pruneLogs: fmt.Sprintf(`DELETE FROM request_logs WHERE ts < ? ORDER BY id LIMIT %d`, pruneBatch),
+		upsertInstance: `INSERT INTO instances (id, hostname, address, version, started_ms, heartbeat_ms, in_flight)
+ VALUES (?, ?, ?, ?, ?, ?, ?)
+ ON DUPLICATE KEY UPDATE hostname = VALUES(hostname), address = VALUES(address),
+ version = VALUES(version), started_ms = VALUES(started_ms), heartbeat_ms = VALUES(heartbeat_ms),
+ in_flight = VALUES(in_flight)`,
+		pruneLogs:  fmt.Sprintf(`DELETE FROM request_logs WHERE ts < ? ORDER BY id LIMIT %d`, pruneBatch),
+		pruneDebug: fmt.Sprintf(`DELETE FROM request_debug WHERE ts < ? ORDER BY log_id LIMIT %d`, pruneBatch),
 	}
 )
 
