@@ -68,7 +68,7 @@ func (e *Engine) newRequest(ctx *fasthttp.RequestCtx, ep endpoint, snap *config.
 	r.header = forwardHeaders(&ctx.Request.Header)
 	r.socket = ctx.UserValue(wsTurnKey) != nil
 	if mayCapture(snap, tok) {
-		r.clientKey = clientToken(ctx)
+		r.clientKey = string(clientToken(ctx))
 	}
 	r.rec = record{
 		id:             string(ctx.Request.Header.Peek("x-request-id")),
