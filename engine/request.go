@@ -36,6 +36,7 @@ type request struct {
 	costReserved bool
 	// socket: a WebSocket turn (websocket.go), not an HTTP request.
 	socket bool
+	ups    *upstreamSockets // the socket's idle native upstream socket
 	// finished: finish ran; it runs once, whichever path (answer, reject,
 	// stream end, recovered panic) gets there first.
 	finished atomic.Bool
@@ -56,7 +57,7 @@ func (e *Engine) newRequest(ctx *fasthttp.RequestCtx, ep endpoint, snap *config.
 		clientIP: ClientIP(ctx, &snap.Server),
 	}
 	r.header = forwardHeaders(&ctx.Request.Header)
-	r.socket = ctx.UserValue(wsTurnKey) != nil
+	r.ups, r.socket = ctx.UserValue(wsTurnKey).(*upstreamSockets)
 	r.rec = record{
 		id:             string(ctx.Request.Header.Peek("x-request-id")),
 		start:          r.start,

@@ -40,6 +40,7 @@ func (e *Engine) sweepRuntime(snap *config.Snapshot) {
 	sweepMap(&e.paused, hasChannel)
 	sweepMap(&e.lastChecks, hasChannel)
 	sweepMap(&e.tokenLoad.m, func(k any) bool { return tokens[k.(string)] })
+	e.ws.store().DropTokens(func(name string) bool { return tokens[name] })
 
 	e.state.mu.Lock()
 	for set := range e.state.wrr {
