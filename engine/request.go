@@ -44,6 +44,12 @@ type request struct {
 	// route of its last success, when the plan honours it.
 	session affinity.Identity
 	pin     affinity.Route
+	// inProcess: a request made inside ccload (a channel test) on a
+	// RequestCtx with no connection.
+	inProcess bool
+	// clientKey is the client's token, kept only when the request may be
+	// debug-captured, so the capture can scrub it (debugcapture.go).
+	clientKey string
 }
 
 func (e *Engine) newRequest(ctx *fasthttp.RequestCtx, ep endpoint, snap *config.Snapshot, tok *config.Token) *request {
@@ -58,6 +64,9 @@ func (e *Engine) newRequest(ctx *fasthttp.RequestCtx, ep endpoint, snap *config.
 	}
 	r.header = forwardHeaders(&ctx.Request.Header)
 	r.ups, r.socket = ctx.UserValue(wsTurnKey).(*upstreamSockets)
+	if mayCapture(snap, tok) {
+		r.clientKey = clientToken(ctx)
+	}
 	r.rec = record{
 		id:             string(ctx.Request.Header.Peek("x-request-id")),
 		start:          r.start,

@@ -5,7 +5,6 @@ import (
 	"io"
 	"net"
 	"strings"
-	"sync"
 	"sync/atomic"
 
 	"github.com/fasthttp/websocket"
@@ -16,21 +15,11 @@ import (
 )
 
 // wsState is the engine's part of the Responses WebSocket transport: the
-// socket counts its limits need and the transport's stats.
+// socket count its limits need and the transport's stats (the per-token
+// counts are in the registry).
 type wsState struct {
-	stats    responsesws.Stats
-	open     atomic.Int64
-	byToken  sync.Map // token name -> *atomic.Int64
-	sessions *responsesws.Sessions
-	once     sync.Once
-	refused  sync.Map // upstream URL -> time.Time until which its upgrade is not tried again
-}
-
-// store is the session store, made on first use so an Engine built
-// without New still serves sockets.
-func (w *wsState) store() *responsesws.Sessions {
-	w.once.Do(func() { w.sessions = responsesws.NewSessions(&w.stats) })
-	return w.sessions
+	stats responsesws.Stats
+	open  atomic.Int64
 }
 
 // wsTurnKey marks a RequestCtx that carries one WebSocket turn, not a
@@ -43,7 +32,7 @@ const wsTurnKey = "ccload.websocket_turn"
 // first forgetting the sessions past session_ttl so the gauges count only
 // sessions a turn could still continue.
 func (e *Engine) WebSockets() *responsesws.Stats {
-	e.ws.store().Expire(e.cfg.Current().Server.WebSockets.SessionTTL.D(), e.clock.Now())
+	e.reg.wsSessions.Expire(e.cfg.Current().Server.WebSockets.SessionTTL.D(), e.clock.Now())
 	return &e.ws.stats
 }
 
@@ -78,8 +67,7 @@ func (e *Engine) serveSocket(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	b := snap.Server.WebSockets
-	n, _ := e.ws.byToken.LoadOrStore(tok.Name, new(atomic.Int64))
-	perToken := n.(*atomic.Int64)
+	perToken := e.reg.socketCount(tok.Name)
 	release := func() { e.ws.open.Add(-1); perToken.Add(-1) }
 	open, mine := e.ws.open.Add(1), perToken.Add(1)
 	switch {
@@ -101,7 +89,7 @@ func (e *Engine) serveSocket(ctx *fasthttp.RequestCtx) {
 		Bounds:       b,
 		MaxFrame:     int64(snap.Server.MaxBodyBytes),
 		Stats:        &e.ws.stats,
-		Sessions:     e.ws.store(),
+		Sessions:     e.reg.wsSessions,
 		Token:        tok.Name,
 		SessionID:    sessionID(&ctx.Request.Header),
 		WriteTimeout: snap.Server.Limits.StreamWriteTimeout.D(),

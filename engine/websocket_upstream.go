@@ -36,7 +36,7 @@ const refusalTTL = 10 * time.Minute
 // over HTTP/SSE instead (the attempt's notes say so), and so do the URL's
 // turns for refusalTTL.
 func (e *Engine) sendSocket(rq upstreamRequest, ups *upstreamSockets, slot string, note func(string)) sent {
-	if until, ok := e.ws.refused.Load(rq.url); ok && e.clock.Now().Before(until.(time.Time)) {
+	if until, ok := e.reg.wsRefused.Load(rq.url); ok && e.clock.Now().Before(until.(time.Time)) {
 		note("websocket upstream refused the upgrade earlier, HTTP/SSE used")
 		return e.send(rq)
 	}
@@ -60,7 +60,7 @@ func (e *Engine) sendSocket(rq upstreamRequest, ups *upstreamSockets, slot strin
 		if err != nil {
 			var refused *socketRefused
 			if errors.As(err, &refused) {
-				e.ws.refused.Store(rq.url, e.clock.Now().Add(refusalTTL))
+				e.reg.wsRefused.Store(rq.url, e.clock.Now().Add(refusalTTL))
 			}
 			note("websocket upstream refused (" + truncate(err.Error(), 120) + "), HTTP/SSE used")
 			return e.send(rq)

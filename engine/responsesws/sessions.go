@@ -87,9 +87,9 @@ func (s *Sessions) get(b config.WebSockets, key, id string, now time.Time) ([][]
 	return el.Value.(*chain).items, true
 }
 
-// put stores items as the transcript behind id in the session key
+// Put stores items as the transcript behind id in the session key
 // (creating it for token), then applies the bounds.
-func (s *Sessions) put(b config.WebSockets, key, token, id string, items [][]byte, now time.Time) {
+func (s *Sessions) Put(b config.WebSockets, key, token, id string, items [][]byte, now time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.expireLocked(b.SessionTTL.D(), now)
@@ -123,6 +123,17 @@ func (s *Sessions) put(b config.WebSockets, key, token, id string, items [][]byt
 			s.dropSessionLocked(s.oldestOtherLocked(ss))
 		}
 	}
+}
+
+// Tokens lists the token of each session held.
+func (s *Sessions) Tokens() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]string, 0, len(s.m))
+	for _, ss := range s.m {
+		out = append(out, ss.token)
+	}
+	return out
 }
 
 // Drop forgets the session key (its socket closed).

@@ -20,7 +20,7 @@ func TestSessionsKeepTokensApart(t *testing.T) {
 	var st Stats
 	s := NewSessions(&st)
 	now := time.Unix(1e9, 0)
-	s.put(bounds(), SessionKey("alice", "sess"), "alice", "resp_1", item(10), now)
+	s.Put(bounds(), SessionKey("alice", "sess"), "alice", "resp_1", item(10), now)
 	if _, ok := s.get(bounds(), SessionKey("alice", "sess"), "resp_1", now); !ok {
 		t.Fatal("alice lost her own chain")
 	}
@@ -46,10 +46,10 @@ func TestSessionsBounds(t *testing.T) {
 		s := NewSessions(&st)
 		b := bounds()
 		b.MaxSessions = 2
-		s.put(b, "t\x00a", "t", "ra", item(1), now)
-		s.put(b, "t\x00b", "t", "rb", item(1), now.Add(time.Second))
+		s.Put(b, "t\x00a", "t", "ra", item(1), now)
+		s.Put(b, "t\x00b", "t", "rb", item(1), now.Add(time.Second))
 		s.get(b, "t\x00a", "ra", now.Add(2*time.Second)) // a is now the most recent
-		s.put(b, "t\x00c", "t", "rc", item(1), now.Add(3*time.Second))
+		s.Put(b, "t\x00c", "t", "rc", item(1), now.Add(3*time.Second))
 		if _, ok := s.get(b, "t\x00b", "rb", now.Add(4*time.Second)); ok {
 			t.Error("b, the least recently used, survived")
 		}
@@ -67,8 +67,8 @@ func TestSessionsBounds(t *testing.T) {
 		s := NewSessions(&st)
 		b := bounds()
 		b.MaxTranscriptBytes = 1000
-		s.put(b, "t\x00a", "t", "r1", item(500), now)
-		s.put(b, "t\x00a", "t", "r2", item(500), now)
+		s.Put(b, "t\x00a", "t", "r1", item(500), now)
+		s.Put(b, "t\x00a", "t", "r2", item(500), now)
 		if _, ok := s.get(b, "t\x00a", "r1", now); ok {
 			t.Error("r1 survived past the session's bytes")
 		}
@@ -84,9 +84,9 @@ func TestSessionsBounds(t *testing.T) {
 		s := NewSessions(&st)
 		b := bounds()
 		b.MaxTotalTranscriptBytes = 1000
-		s.put(b, "t\x00a", "t", "ra", item(400), now)
-		s.put(b, "u\x00b", "u", "rb", item(400), now)
-		s.put(b, "u\x00c", "u", "rc", item(400), now)
+		s.Put(b, "t\x00a", "t", "ra", item(400), now)
+		s.Put(b, "u\x00b", "u", "rb", item(400), now)
+		s.Put(b, "u\x00c", "u", "rc", item(400), now)
 		if _, ok := s.get(b, "t\x00a", "ra", now); ok {
 			t.Error("the oldest session survived past the total")
 		}
@@ -98,8 +98,8 @@ func TestSessionsBounds(t *testing.T) {
 		var st Stats
 		s := NewSessions(&st)
 		b := bounds()
-		s.put(b, "t\x00a", "t", "ra", item(1), now)
-		s.put(b, "t\x00b", "t", "rb", item(1), now.Add(30*time.Minute))
+		s.Put(b, "t\x00a", "t", "ra", item(1), now)
+		s.Put(b, "t\x00b", "t", "rb", item(1), now.Add(30*time.Minute))
 		s.Expire(b.SessionTTL.D(), now.Add(61*time.Minute))
 		if st.Sessions.Load() != 1 {
 			t.Fatalf("sessions %d after a's ttl", st.Sessions.Load())

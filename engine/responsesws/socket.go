@@ -239,7 +239,7 @@ func (s *socket) remember(id string, items [][]byte, output gjson.Result) {
 	for _, it := range output.Array() {
 		all = append(all, []byte(it.Raw))
 	}
-	s.o.Sessions.put(s.o.Bounds, s.key, s.o.Token, id, all, s.o.Now())
+	s.o.Sessions.Put(s.o.Bounds, s.key, s.o.Token, id, all, s.o.Now())
 }
 
 // warmUp answers generate:false with a response that has no output and
@@ -247,7 +247,7 @@ func (s *socket) remember(id string, items [][]byte, output gjson.Result) {
 // on its id.
 func (s *socket) warmUp(c create, items [][]byte) bool {
 	id := newID()
-	s.o.Sessions.put(s.o.Bounds, s.key, s.o.Token, id, items, s.o.Now())
+	s.o.Sessions.Put(s.o.Bounds, s.key, s.o.Token, id, items, s.o.Now())
 	now := s.o.Now().Unix()
 	return s.send(lifecycle("response.created", id, c.model, "in_progress", now, 0)) &&
 		s.send(lifecycle("response.in_progress", id, c.model, "in_progress", now, 1)) &&
