@@ -41,6 +41,10 @@ type Options struct {
 	// MaxRecorded, when > 0, keeps only the last MaxRecorded requests, so a
 	// long-running mock (a demo, a benchmark) does not grow without bound.
 	MaxRecorded int
+	// Families, when non-empty, are the only families served: a path of
+	// another family answers 404 as an unknown endpoint would, the way a
+	// real single-protocol upstream does (engine protocol detection tests).
+	Families []string
 }
 
 // Recorded is one request the mock received. Its fields are copies owned by
@@ -145,6 +149,12 @@ func (s *Server) Reset() {
 	s.reqs, s.seq = nil, 0
 }
 
+// serves reports whether family is one of Options.Families (all are
+// when that is empty).
+func (s *Server) serves(family string) bool {
+	return len(s.opts.Families) == 0 || slices.Contains(s.opts.Families, family)
+}
+
 // record stores rec and returns the response sequence number for it.
 func (s *Server) record(rec Recorded) int {
 	s.mu.Lock()
@@ -166,11 +176,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
-	if ep := openAIEndpoint(r.URL.Path); ep != "" {
+	if ep := openAIEndpoint(r.URL.Path); ep != "" && s.serves(OpenAI) {
 		s.serveOpenAIEndpoint(w, r, ep, body, err)
 		return
 	}
 	rt := matchRoute(r)
+	if !s.serves(rt.family) {
+		rt = route{}
+	}
 	rec := Recorded{
 		Family: rt.family, Method: r.Method, Path: r.URL.Path, RawQuery: r.URL.RawQuery,
 		Header: r.Header.Clone(), Body: body, Model: rt.model, Stream: rt.stream,
