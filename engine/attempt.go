@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"strconv"
 	"strings"
 	"time"
 
@@ -266,25 +264,13 @@ type upstreamCall struct {
 // disguise (HTTP 200 with an error body, design §6), converts it for the
 // client and writes it.
 func (e *Engine) finishJSON(ctx *fasthttp.RequestCtx, r *request, c *upstreamCall) attemptResult {
-	defer c.cancel(nil)
-	defer c.stopTimers()
-	b, err := io.ReadAll(io.LimitReader(c.resp.Body, maxUpstreamBody))
-	c.resp.Body.Close()
-	now := e.clock.Now()
-	r.rec.mu.Lock()
-	r.rec.upstreamDone = now
-	r.rec.mu.Unlock()
-	if err != nil {
-		o := failure.Classify(failure.Input{Err: err, Timeout: isTimeout(err), Now: now})
-		c.at.end(now, c.resp.StatusCode, o)
-		return attemptResult{outcome: o, status: 0}
-	}
-	if o, bad := failure.SoftError(b); bad {
-		c.at.end(now, c.resp.StatusCode, o)
-		return attemptResult{outcome: o, status: 502, body: b, family: c.family}
+	b, now, failed := e.readWhole(r, c)
+	if failed != nil {
+		return *failed
 	}
 	out := b
 	if c.family != r.ep.family {
+		var err error
 		out, err = convert.ResponseFor(c.family, r.ep.family, b, r.model, r.body)
 		if err != nil {
 			o := failure.Outcome{Kind: failure.KindServer, Scope: failure.ScopeModel, Retry: true, Message: "upstream answer could not be converted: " + err.Error()}
@@ -292,19 +278,7 @@ func (e *Engine) finishJSON(ctx *fasthttp.RequestCtx, r *request, c *upstreamCal
 			return attemptResult{outcome: o, status: 502}
 		}
 	}
-	c.at.end(now, c.resp.StatusCode, failure.Outcome{})
-	e.succeeded(r, c, now)
-	r.rec.setUsage(convert.UsageOf(c.family, b))
-	ctx.SetStatusCode(c.resp.StatusCode)
-	copyResponseHeaders(ctx, c.resp.Header)
-	ctx.SetContentType("application/json")
-	r.rec.mu.Lock()
-	overhead := r.rec.overheadMs(now)
-	r.rec.mu.Unlock()
-	ctx.Response.Header.Set("x-ccload-overhead-ms", strconv.FormatInt(overhead, 10))
-	ctx.SetBody(out)
-	e.finish(r)
-	return attemptResult{done: true}
+	return e.answerWhole(ctx, r, c, now, out, convert.UsageOf(c.family, b), "application/json")
 }
 
 // succeeded clears the scopes this attempt proved healthy and records the
