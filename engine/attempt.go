@@ -23,6 +23,8 @@ type attemptResult struct {
 	status  int             // upstream HTTP status, 0 when none arrived
 	body    []byte          // upstream error body, reported if every attempt fails
 	family  protocol.Family // the family body is in
+	// miss: a protocol detection miss (detect.go), which cools nothing.
+	miss bool
 }
 
 var (
@@ -98,8 +100,10 @@ func (e *Engine) tryRoute(ctx *fasthttp.RequestCtx, r *request, c candidate, p *
 			return nil, true
 		}
 		last = &res
-		e.health.get(ch.Name).add(e.clock.Now(), true)
-		e.strike(r, c.route, keys[ki], urls[ui], res.outcome)
+		if !res.miss {
+			e.health.get(ch.Name).add(e.clock.Now(), true)
+			e.strike(r, c.route, keys[ki], urls[ui], res.outcome)
+		}
 		switch res.outcome.Scope {
 		case failure.ScopeKey:
 			ki++
@@ -175,9 +179,17 @@ func (e *Engine) giveUp(ctx *fasthttp.RequestCtx, r *request, last *attemptResul
 // attempt sends the request to one channel, key and URL. It returns done
 // once the client has an answer; otherwise the classified failure.
 func (e *Engine) attempt(ctx *fasthttp.RequestCtx, r *request, rt config.Route, ki, ui int) attemptResult {
+	u := rt.Channel.URLs[ui]
+	if r.detects(u) {
+		return e.detectAttempt(ctx, r, rt, ki, ui)
+	}
+	return e.attemptAs(ctx, r, rt, ki, ui, upstreamFamily(u, r.ep.family))
+}
+
+// attemptAs is attempt speaking family up to the URL.
+func (e *Engine) attemptAs(ctx *fasthttp.RequestCtx, r *request, rt config.Route, ki, ui int, up protocol.Family) attemptResult {
 	ch := rt.Channel
 	u := ch.URLs[ui]
-	up := upstreamFamily(u, r.ep.family)
 	r.attempts++
 	at := r.rec.begin(ch.Name, e.state.keyID(ch.Keys[ki]), u.URL, up, rt.Upstream, e.clock.Now())
 
@@ -222,14 +234,16 @@ func (e *Engine) attempt(ctx *fasthttp.RequestCtx, r *request, rt config.Route, 
 	if s.resp == nil {
 		stopTimers()
 		cancel(nil)
+		miss := r.probeMissed(up, &s, rq.url, rt.Upstream)
 		at.end(e.clock.Now(), s.status, s.outcome)
 		if s.outcome.ClientFault {
 			e.relayError(ctx, r, up, s.status, s.body)
 			return attemptResult{done: true}
 		}
-		return attemptResult{outcome: s.outcome, status: s.status, body: s.body, family: up}
+		return attemptResult{outcome: s.outcome, status: s.status, body: s.body, family: up, miss: miss}
 	}
 	resp := s.resp
+	r.probeFound(up)
 
 	u2 := &upstreamCall{
 		route: rt, keyIndex: ki, urlIndex: ui, family: up, at: at,
@@ -315,7 +329,9 @@ func (e *Engine) relayError(ctx *fasthttp.RequestCtx, r *request, up protocol.Fa
 }
 
 // upstreamFamily picks the protocol to speak to a URL: the client's own
-// when the URL declares it or declares nothing, else the first declared.
+// when the URL declares it or declares nothing (an exact URL or a relayed
+// endpoint; other undeclared URLs are probed, detect.go), else the first
+// declared.
 func upstreamFamily(u config.URL, client protocol.Family) protocol.Family {
 	if len(u.Protocols) == 0 {
 		return client

@@ -43,6 +43,8 @@ type request struct {
 	// route of its last success, when the plan honours it.
 	session affinity.Identity
 	pin     affinity.Route
+	// probe: the protocol detection this request's attempt is running.
+	probe *probeRun
 }
 
 func (e *Engine) newRequest(ctx *fasthttp.RequestCtx, ep endpoint, snap *config.Snapshot, tok *config.Token) *request {
