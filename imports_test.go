@@ -25,6 +25,7 @@ var importRules = []struct {
 	{"ccload/store", []string{"ccload/engine"}, "storage knows rows, not requests"},
 	{"ccload/engine", []string{"ccload/admin", "ccload/adminapi", "ccload/cmd", "ccload/tui", "ccload/webui"}, "the request path knows nothing of its observers"},
 	{"ccload/tui", []string{"ccload/engine", "ccload/store"}, "`ccload top` talks to a server only through adminapi"},
+	{"ccload/cluster", []string{"ccload/engine", "ccload/admin"}, "the instance list knows rows and a count, not requests"},
 	{"ccload/importer", []string{"ccload/engine"}, "the importer writes config, it runs nothing"},
 }
 

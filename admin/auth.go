@@ -1,10 +1,8 @@
 package admin
 
 import (
-	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
-	"encoding/hex"
 	"strconv"
 	"strings"
 	"sync"
@@ -25,7 +23,6 @@ const (
 	cookieName    = "ccload_session"
 	loginAttempts = 5
 	loginWindow   = time.Minute
-	maxSessions   = 1024
 )
 
 // authorize accepts a valid session cookie or the admin password as a
@@ -93,7 +90,9 @@ func (s *Server) login(ctx *fasthttp.RequestCtx) error {
 	}
 	id, exp, err := s.sessions.create(now, s.passwordSum())
 	if err != nil {
-		return errInternal("could not create a session", err)
+		s.log.Error("admin login: could not store the session", "err", err)
+		return &httpError{Status: fasthttp.StatusServiceUnavailable,
+			Msg: "could not store the session (database unreachable?); the admin password as a Bearer token still works"}
 	}
 	var c fasthttp.Cookie
 	c.SetKey(cookieName)
@@ -112,7 +111,7 @@ func (s *Server) login(ctx *fasthttp.RequestCtx) error {
 // clears the cookie. It needs no session, so it cannot fail.
 func (s *Server) logout(ctx *fasthttp.RequestCtx) error {
 	if id := ctx.Request.Header.Cookie(cookieName); len(id) > 0 {
-		s.sessions.remove(string(id))
+		s.sessions.remove(string(id), s.clock.Now())
 	}
 	var c fasthttp.Cookie
 	c.SetKey(cookieName)
@@ -123,80 +122,6 @@ func (s *Server) logout(ctx *fasthttp.RequestCtx) error {
 	c.SetExpire(fasthttp.CookieExpireDelete)
 	ctx.Response.Header.SetCookie(&c)
 	return writeJSON(ctx, fasthttp.StatusOK, map[string]bool{"ok": true})
-}
-
-// sessions holds the live session ids, keyed by their sha256 so that the
-// map lookup does not compare the secret itself.
-type sessions struct {
-	ttl time.Duration
-	mu  sync.Mutex
-	m   map[[32]byte]session
-}
-
-// session is one live session: when it expires, and the sha256 of the
-// admin password it was opened with. A session ends when admin_password
-// changes (issue 16). Sessions live in memory only: a restart ends them.
-type session struct {
-	exp time.Time
-	pw  [32]byte
-}
-
-func newSessions(ttl time.Duration) *sessions {
-	return &sessions{ttl: ttl, m: map[[32]byte]session{}}
-}
-
-// create returns a new random session id and its expiry.
-func (ss *sessions) create(now time.Time, pw [32]byte) (string, time.Time, error) {
-	var b [32]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return "", time.Time{}, err
-	}
-	id := hex.EncodeToString(b[:])
-	exp := now.Add(ss.ttl)
-	ss.mu.Lock()
-	defer ss.mu.Unlock()
-	if len(ss.m) >= maxSessions {
-		ss.evict(now)
-	}
-	ss.m[sha256.Sum256([]byte(id))] = session{exp: exp, pw: pw}
-	return id, exp, nil
-}
-
-// evict drops expired sessions and, if that is not enough, the one that
-// expires first. Called with mu held.
-func (ss *sessions) evict(now time.Time) {
-	var oldest [32]byte
-	var oldestExp time.Time
-	for k, se := range ss.m {
-		if !now.Before(se.exp) {
-			delete(ss.m, k)
-			continue
-		}
-		if oldestExp.IsZero() || se.exp.Before(oldestExp) {
-			oldest, oldestExp = k, se.exp
-		}
-	}
-	if len(ss.m) >= maxSessions {
-		delete(ss.m, oldest)
-	}
-}
-
-func (ss *sessions) valid(id string, now time.Time, pw [32]byte) bool {
-	k := sha256.Sum256([]byte(id))
-	ss.mu.Lock()
-	defer ss.mu.Unlock()
-	se, ok := ss.m[k]
-	if ok && (!now.Before(se.exp) || subtle.ConstantTimeCompare(se.pw[:], pw[:]) != 1) {
-		delete(ss.m, k)
-		return false
-	}
-	return ok
-}
-
-func (ss *sessions) remove(id string) {
-	ss.mu.Lock()
-	delete(ss.m, sha256.Sum256([]byte(id)))
-	ss.mu.Unlock()
 }
 
 // limiter counts failed password attempts per client IP in fixed windows.

@@ -42,7 +42,8 @@ func (s *Server) channels(ctx *fasthttp.RequestCtx) error {
 	if err != nil {
 		return err
 	}
-	return writeJSON(ctx, fasthttp.StatusOK, adminapi.ChannelsResponse{Time: s.clock.Now(), Channels: list})
+	_, instances, _ := s.instances(detach(ctx))
+	return writeJSON(ctx, fasthttp.StatusOK, adminapi.ChannelsResponse{Time: s.clock.Now(), Channels: list, Instances: instances})
 }
 
 func (s *Server) channelList(ctx context.Context) ([]adminapi.Channel, error) {

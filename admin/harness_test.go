@@ -17,6 +17,7 @@ import (
 
 	"ccload/admin"
 	"ccload/clock"
+	"ccload/cluster"
 	"ccload/config"
 	"ccload/engine"
 	"ccload/engine/cooldown"
@@ -84,6 +85,7 @@ type env struct {
 	Engine *engine.Engine
 	Admin  *admin.Server
 	Mock   *mockupstream.Server
+	Member *cluster.Member
 }
 
 func sha(s string) string {
@@ -93,6 +95,13 @@ func sha(s string) string {
 
 func start(t *testing.T) *env {
 	t.Helper()
+	return startOn(t, "")
+}
+
+// startOn is start on the SQLite file db ("" for a new one), so that two
+// envs on one file stand for two instances sharing a database.
+func startOn(t *testing.T, db string) *env {
+	t.Helper()
 	m := mockupstream.New(mockupstream.Options{})
 	mockURL, err := m.Start("127.0.0.1:0")
 	if err != nil {
@@ -101,7 +110,10 @@ func start(t *testing.T) *env {
 	t.Cleanup(func() { m.Close() })
 
 	dir := t.TempDir()
-	yaml := strings.NewReplacer("{{MOCK}}", mockURL, "{{DB}}", filepath.Join(dir, "ccload.db"),
+	if db == "" {
+		db = filepath.Join(dir, "ccload.db")
+	}
+	yaml := strings.NewReplacer("{{MOCK}}", mockURL, "{{DB}}", db,
 		"{{ALICE_SHA}}", sha(aliceToken)).Replace(testConfig)
 	file := filepath.Join(dir, "ccload.yaml")
 	if err := os.WriteFile(file, []byte(yaml), 0o600); err != nil {
@@ -121,8 +133,10 @@ func start(t *testing.T) *env {
 	cds := cooldown.New(clk, engine.StorePersister(st))
 	metrics := admin.NewMetrics(src)
 	eng := engine.New(engine.Options{Config: src, Logs: metrics.Sink(logs), Cooldowns: cds, Clock: clk})
+	member := cluster.New(cluster.Options{Store: st, Version: "v-test", Clock: clk, Hostname: "admin-host",
+		InFlight: eng.InFlight})
 	adm := admin.New(admin.Options{Config: src, Engine: eng, Store: st, Logs: logs, Metrics: metrics, Clock: clk,
-		KeepAlive: 50 * time.Millisecond})
+		KeepAlive: 50 * time.Millisecond, Cluster: member})
 	srv := &fasthttp.Server{
 		Handler: eng.Handler(func(ctx *fasthttp.RequestCtx) {
 			if !adm.Handler(ctx) {
@@ -136,6 +150,7 @@ func start(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	go srv.Serve(ln)
+	member.SetAddress(ln.Addr().String())
 	t.Cleanup(func() {
 		adm.Close()
 		srv.Shutdown()
@@ -146,7 +161,7 @@ func start(t *testing.T) *env {
 		st.Close()
 	})
 	return &env{URL: "http://" + ln.Addr().String(), Clock: clk, Src: src, Store: st, Logs: logs,
-		Engine: eng, Admin: adm, Mock: m}
+		Engine: eng, Admin: adm, Mock: m, Member: member}
 }
 
 // call sends one HTTP request and returns the response and its body.

@@ -80,6 +80,15 @@ type Options struct {
 	SessionTTL time.Duration
 	// PriceCatalog, when set, is shown in /admin/status.
 	PriceCatalog PriceCatalog
+	// Cluster, when set, lists the live instances in /admin/status and
+	// /admin/channels; *cluster.Member implements it.
+	Cluster Cluster
+}
+
+// Cluster is the instance list of the database (package cluster).
+type Cluster interface {
+	Live(ctx context.Context) ([]store.Instance, error)
+	Self() store.Instance
 }
 
 // Defaults of Options.
@@ -109,6 +118,7 @@ type Server struct {
 	closeOnce sync.Once
 	done      chan struct{} // closed by Close: event streams end
 	catalog   PriceCatalog  // may be nil
+	cluster   Cluster       // may be nil
 }
 
 // New builds a Server from opts.
@@ -117,6 +127,7 @@ func New(opts Options) *Server {
 		cfg: opts.Config, eng: opts.Engine, st: opts.Store, logs: opts.Logs,
 		metrics: opts.Metrics, clock: opts.Clock, log: opts.Logger,
 		keepAlive: opts.KeepAlive, done: make(chan struct{}), catalog: opts.PriceCatalog,
+		cluster: opts.Cluster,
 	}
 	if s.clock == nil {
 		s.clock = clock.Wall{}
@@ -135,7 +146,7 @@ func New(opts Options) *Server {
 		s.metrics = NewMetrics(s.cfg)
 	}
 	s.started = s.clock.Now()
-	s.sessions = newSessions(ttl)
+	s.sessions = newSessions(s.st, ttl, s.log)
 	s.limiter = newLimiter(loginAttempts, loginWindow)
 	s.history = newHistory(s.cfg)
 	s.metrics.bind(s)

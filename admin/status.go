@@ -14,7 +14,9 @@ import (
 // status is GET /admin/status.
 func (s *Server) status(ctx *fasthttp.RequestCtx) error {
 	now := s.clock.Now()
+	self, list, listErr := s.instances(detach(ctx))
 	return writeJSON(ctx, fasthttp.StatusOK, adminapi.Status{
+		Instance: self, Instances: list, InstancesError: listErr,
 		Time: now, StartedAt: s.started, UptimeSeconds: int64(now.Sub(s.started).Seconds()),
 		Config:        s.configStatus(),
 		Storage:       s.storageStatus(),

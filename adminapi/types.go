@@ -39,6 +39,26 @@ type Status struct {
 	PriceCatalog *PriceCatalogStatus `json:"price_catalog"`
 	// WebSockets is null when the engine does not serve the transport.
 	WebSockets *WebSocketStatus `json:"websockets"`
+	// Instance is the id of the instance that answered; Instances lists
+	// every live one on the database (InstancesError says why the list is
+	// the last known one).
+	Instance       string     `json:"instance"`
+	Instances      []Instance `json:"instances"`
+	InstancesError string     `json:"instances_error"`
+}
+
+// Instance is one live `ccload serve` process on the database (issue 14):
+// it wrote a heartbeat within the last 30 s. InFlight is its own count at
+// that heartbeat; active requests and /admin/events stay per instance.
+type Instance struct {
+	ID            string    `json:"id"`
+	Hostname      string    `json:"hostname"`
+	Address       string    `json:"address"`
+	Version       string    `json:"version"`
+	StartedAt     time.Time `json:"started_at"`
+	LastHeartbeat time.Time `json:"last_heartbeat"`
+	InFlight      int64     `json:"in_flight"`
+	Self          bool      `json:"self"` // the instance that answered
 }
 
 // PriceCatalogStatus is the price catalog's current copy and last fetch
@@ -247,6 +267,9 @@ type ChannelRule struct {
 type ChannelsResponse struct {
 	Time     time.Time `json:"time"`
 	Channels []Channel `json:"channels"`
+	// Instances are the live instances, as in Status; channel in-flight
+	// counts and RPM are those of the instance that answered.
+	Instances []Instance `json:"instances"`
 }
 
 // Channel is one channel's configuration and live state.

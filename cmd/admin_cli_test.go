@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -93,7 +94,7 @@ func startCLIServer(t *testing.T) *cliServer {
 	done := make(chan error, 1)
 	go func() {
 		done <- serveRun(ctx, &ServeOptions{IO: io, Config: file, Grace: 5 * time.Second,
-			Clock: clock.NewFake(cliEpoch), Ready: func(a string) { addr <- a }})
+			Clock: clock.NewFake(cliEpoch), Hostname: "cli-host", Ready: func(a string) { addr <- a }})
 	}()
 	t.Cleanup(func() {
 		cancel()
@@ -173,12 +174,22 @@ func (s *cliServer) client() func() (*adminapi.Client, error) {
 	return func() (*adminapi.Client, error) { return adminapi.NewClient(s.URL, cliPass, nil), nil }
 }
 
+// instanceID is the random part of the instance id and the server's port,
+// replaced in golden files by as many X and N so that columns stay aligned.
+var (
+	instanceID = regexp.MustCompile(`cli-host-[0-9a-f]{8}`)
+	serverPort = regexp.MustCompile(`127\.0\.0\.1:[0-9]{5}`)
+)
+
 // golden compares got with testdata/admin/name, after replacing the mock's
-// random address; -update rewrites the file.
+// random address, the instance id and the server's port; -update rewrites
+// the file.
 func golden(t *testing.T, s *cliServer, name, got string) {
 	t.Helper()
 	got = strings.ReplaceAll(got, s.Mock, "http://MOCK")
 	got = strings.ReplaceAll(got, strings.TrimPrefix(s.Mock, "http://"), "MOCK")
+	got = instanceID.ReplaceAllString(got, "cli-host-XXXXXXXX")
+	got = serverPort.ReplaceAllString(got, "127.0.0.1:NNNNN")
 	path := filepath.Join("testdata", "admin", name)
 	if *update {
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {

@@ -3,8 +3,10 @@ package cmd
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -32,10 +34,15 @@ STATE is ok, degraded (a key, model or URL cools), cooling (the whole
 channel cools), paused (runtime override from the admin API) or disabled
 (enabled: false in the file). REQ, ERR, COST and CACHE are today's (UTC),
 from the usage aggregates; CACHE is the prompt cache hit rate (cache-read
-tokens over input tokens). COOLDOWNS lists what cools and for how long, the latest scheduled check,
-what protocol detection learned for URLs without protocols ("detected
-openai->anthropic": Chat requests are sent to that URL as Anthropic) and
-the models without a price.
+tokens over input tokens). COOLDOWNS lists what cools and for how long,
+the latest scheduled check, what protocol detection learned for URLs
+without protocols ("detected openai->anthropic": Chat requests are sent
+to that URL as Anthropic) and the models without a price.
+
+On a terminal a block above the table lists the live instances on the
+database (scale-out: every ccload serve sharing it, docs/scale-out.md);
+* marks the one that answered. The channel table is that instance's view:
+INFL and RPM count its own requests, REQ/ERR/COST are the whole cluster's.
 
 Without a terminal the output is one tab-separated line per channel:
 name, state, priority, weight, in_flight, rpm, requests_today,
@@ -43,7 +50,7 @@ errors_today, cost_today_usd, cache_hit_rate_today (0-1), cooldowns
 (scope:what:seconds_left, then check:ok|check:fail:scope/kind,
 detected:url:client:protocol|none and unpriced:model|model,
 comma-separated).
---json prints the /admin/channels answer (admin/API.md).`,
+--json prints the /admin/channels answer (admin/API.md), instances included.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			if runF != nil {
@@ -69,6 +76,12 @@ func channelsRun(ctx context.Context, opts *ChannelsOptions) error {
 	if opts.JSON {
 		return writeJSONOut(opts.IO, resp)
 	}
+	if opts.IO.IsTTY {
+		if err := instancesTable(resp).print(opts.IO.Out, true, opts.IO.Color); err != nil {
+			return err
+		}
+		fmt.Fprintln(opts.IO.Out)
+	}
 	t := newTable("NAME", "STATE", "PRI", "W", "INFL", "RPM", "REQ", "ERR", "COST", "CACHE", "COOLDOWNS")
 	for _, c := range resp.Channels {
 		t.add(plain(c.Name), cell{c.State, stateColor(c.State)},
@@ -79,6 +92,24 @@ func channelsRun(ctx context.Context, opts *ChannelsOptions) error {
 			plain(liveList(c, opts.IO.IsTTY)))
 	}
 	return t.print(opts.IO.Out, opts.IO.IsTTY, opts.IO.Color)
+}
+
+// instancesTable is the block above the channel table on a terminal: the
+// live instances on the database. The channel table below is the answering
+// instance's view (marked *): INFL and RPM count its own requests only.
+func instancesTable(resp *adminapi.ChannelsResponse) *table {
+	t := newTable("INSTANCE", "ADDRESS", "VERSION", "UP", "BEAT", "INFL")
+	for _, in := range resp.Instances {
+		id := in.ID
+		if in.Self {
+			id += " *"
+		}
+		t.add(plain(id), plain(in.Address), plain(in.Version),
+			plain(fmtLeft(int64(resp.Time.Sub(in.StartedAt)/time.Second))),
+			plain(fmtLeft(max(int64(resp.Time.Sub(in.LastHeartbeat)/time.Second), 0))+" ago"),
+			plain(strconv.FormatInt(in.InFlight, 10)))
+	}
+	return t
 }
 
 func stateColor(s string) string {

@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 
 	"ccload/admin"
 	"ccload/clock"
+	"ccload/cluster"
 	"ccload/config"
 	"ccload/engine"
 	"ccload/engine/cooldown"
@@ -39,11 +41,16 @@ type ServeOptions struct {
 	// AllowDemoToken lets a config accept the public demo token
 	// (ccload demo); serve refuses it otherwise.
 	AllowDemoToken bool
+	// Version is what the instance list shows for this process; "" reads
+	// the binary's build info.
+	Version string
+	// Hostname, when set, replaces os.Hostname in the instance list (tests).
+	Hostname string
 }
 
 // NewCmdServe builds `ccload serve`.
 func NewCmdServe(f *Factory, runF func(*ServeOptions) error) *cobra.Command {
-	opts := &ServeOptions{IO: f.IO}
+	opts := &ServeOptions{IO: f.IO, Version: f.version().label()}
 	c := &cobra.Command{
 		Use:   "serve -c FILE",
 		Short: "Run the gateway, dashboard and admin API",
@@ -110,9 +117,15 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 	metrics := admin.NewMetrics(src)
 	var eng *engine.Engine
 	prices := newCatalog(st, log, &eng)
+	// The instance list (docs/scale-out.md); eng is set before the first
+	// heartbeat reads it.
+	member := cluster.New(cluster.Options{Store: st, Version: opts.version(), Clock: opts.Clock, Logger: log,
+		Hostname: opts.Hostname,
+		InFlight: func() int64 { return eng.InFlight() }})
 	eng = engine.New(engine.Options{Config: src, Logs: metrics.Sink(logs), Cooldowns: cds, Costs: st, Logger: log, Clock: opts.Clock, Catalog: prices,
 		Retention: retention})
-	adm := admin.New(admin.Options{Config: src, Engine: eng, Store: st, Logs: logs, Metrics: metrics, Clock: opts.Clock, Logger: log, WarmStats: true, PriceCatalog: prices})
+	adm := admin.New(admin.Options{Config: src, Engine: eng, Store: st, Logs: logs, Metrics: metrics, Clock: opts.Clock, Logger: log, WarmStats: true, PriceCatalog: prices,
+		Cluster: member})
 	if n, err := admin.RestorePauses(ctx, st, eng); err != nil {
 		log.Warn("could not load runtime pauses", "err", err)
 	} else if n > 0 {
@@ -164,6 +177,12 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 	}
 	log.Info("ccload serving", "addr", ln.Addr().String(), "config", opts.Config, "storage", snap.Storage.Driver,
 		"channels", len(snap.Channels), "tokens", len(snap.Tokens))
+	member.SetAddress(ln.Addr().String())
+	clusterCtx, stopCluster := context.WithCancel(context.Background())
+	clusterDone := make(chan struct{})
+	go func() { member.Run(clusterCtx); close(clusterDone) }()
+	// Runs before st.Close: a clean stop removes this instance from the list.
+	defer func() { stopCluster(); <-clusterDone }()
 	if opts.Ready != nil {
 		opts.Ready(ln.Addr().String())
 	}
@@ -190,6 +209,15 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 	ws := logs.Stats()
 	log.Info("stopped", "logs_written", ws.Written, "logs_dropped", ws.Dropped)
 	return nil
+}
+
+// version is opts.Version, or the binary's build info.
+func (opts *ServeOptions) version() string {
+	if opts.Version != "" {
+		return opts.Version
+	}
+	bi, ok := debug.ReadBuildInfo()
+	return readVersion(Build{}, bi, ok).label()
 }
 
 // Serve runs `ccload serve` with opts until ctx ends; the security suite

@@ -74,6 +74,15 @@ func (v versionInfo) String() string {
 	return b.String()
 }
 
+// label is the version in one word or two, for the instance list:
+// "v1.2.0", or "(devel) 1a2b3c4d5e6f" when the commit is known.
+func (v versionInfo) label() string {
+	if c := v.Commit; c != "" {
+		return v.Version + " " + c[:min(len(c), 12)]
+	}
+	return v.Version
+}
+
 // NewCmdVersion builds `ccload version` (also `ccload --version`).
 func NewCmdVersion(f *Factory) *cobra.Command {
 	return &cobra.Command{

@@ -24,6 +24,9 @@ type dialect struct {
 	// upsertOverride creates or replaces one override. Arguments: kind,
 	// target, value, created_ms.
 	upsertOverride string
+	// upsertInstance creates or replaces one instances row. Arguments: id,
+	// hostname, address, version, started_ms, heartbeat_ms, in_flight.
+	upsertInstance string
 	// pruneLogs deletes at most pruneBatch logs older than its one argument.
 	// MySQL has no LIMIT inside IN (subquery) but has DELETE … LIMIT; the
 	// others are the other way round.
@@ -56,6 +59,12 @@ const (
 
 	onConflictOverride = `INSERT INTO overrides (kind, target, value, created_ms) VALUES (?, ?, ?, ?)
  ON CONFLICT (kind, target) DO UPDATE SET value = excluded.value, created_ms = excluded.created_ms`
+
+	onConflictInstance = `INSERT INTO instances (id, hostname, address, version, started_ms, heartbeat_ms, in_flight)
+ VALUES (?, ?, ?, ?, ?, ?, ?)
+ ON CONFLICT (id) DO UPDATE SET hostname = excluded.hostname, address = excluded.address,
+ version = excluded.version, started_ms = excluded.started_ms, heartbeat_ms = excluded.heartbeat_ms,
+ in_flight = excluded.in_flight`
 )
 
 // pruneByID is the SQLite and PostgreSQL prune statement.
@@ -69,6 +78,7 @@ var (
 		upsertUsage:    onConflictUsage,
 		upsertCooldown: onConflictCooldown,
 		upsertOverride: onConflictOverride,
+		upsertInstance: onConflictInstance,
 		pruneLogs:      pruneByID,
 	}
 
@@ -79,6 +89,7 @@ var (
 		upsertUsage:    onConflictUsage,
 		upsertCooldown: onConflictCooldown,
 		upsertOverride: onConflictOverride,
+		upsertInstance: onConflictInstance,
 		pruneLogs:      pruneByID,
 	}
 
@@ -106,6 +117,11 @@ var (
  reason = VALUES(reason), updated_ms = VALUES(updated_ms)`,
 		upsertOverride: `INSERT INTO overrides (kind, target, value, created_ms) VALUES (?, ?, ?, ?)
  ON DUPLICATE KEY UPDATE value = VALUES(value), created_ms = VALUES(created_ms)`,
+		upsertInstance: `INSERT INTO instances (id, hostname, address, version, started_ms, heartbeat_ms, in_flight)
+ VALUES (?, ?, ?, ?, ?, ?, ?)
+ ON DUPLICATE KEY UPDATE hostname = VALUES(hostname), address = VALUES(address),
+ version = VALUES(version), started_ms = VALUES(started_ms), heartbeat_ms = VALUES(heartbeat_ms),
+ in_flight = VALUES(in_flight)`,
 		pruneLogs: fmt.Sprintf(`DELETE FROM request_logs WHERE ts < ? ORDER BY id LIMIT %d`, pruneBatch),
 	}
 )

@@ -78,6 +78,11 @@ type Store interface {
 	// ListOverrides returns every override, ordered by kind and target.
 	ListOverrides(ctx context.Context) ([]Override, error)
 
+	// Admin sessions and the instance list of a cluster (sessions.go,
+	// instances.go).
+	Sessions
+	Instances
+
 	// SchemaVersion returns the highest migration version applied.
 	SchemaVersion(ctx context.Context) (int, error)
 	// Ping checks that the database answers.

@@ -43,6 +43,8 @@ func RunSuite(t *testing.T, open Opener) {
 		{"retention", testRetention},
 		{"ping_close", testPingClose},
 		{"catalog_copy", testCatalogCopy},
+		{"admin_sessions", testAdminSessions},
+		{"instances", testInstances},
 		{"writer_drains_on_close", testWriterDrainsOnClose},
 		{"writer_keeps_rows_during_outage", testWriterOutage},
 		{"writer_counts_drops_when_full", testWriterDrops},

@@ -1,6 +1,6 @@
 // Overview: the last 24 h in 5-minute buckets (/admin/stats), TTFB
-// percentiles, the top models, channels and tokens by cost, and the config
-// and storage status (/admin/status).
+// percentiles, the top models, channels and tokens by cost, and the config,
+// storage and instance status (/admin/status).
 import { api, h, put, table, tile, badge, cssVar, fmtInt, fmtCost, fmtPct, fmtMs, fmtTime, fmtSeconds } from '../lib.js';
 
 export const title = 'Overview';
@@ -49,7 +49,7 @@ export async function mount(root, ctx) {
       topTable('Top channels', s.top.channels),
       topTable('Top tokens', s.top.tokens),
     );
-    put(status, configCard(st), storageCard(st));
+    put(status, configCard(st), storageCard(st), instancesCard(st));
   }
 }
 
@@ -93,6 +93,26 @@ function storageCard(st) {
       h('dt', {}, 'Dropped'), h('dd', {}, fmtInt(s.dropped)),
       h('dt', {}, 'Write errors'), h('dd', {}, fmtInt(s.write_errors)),
       h('dt', {}, 'Events dropped'), h('dd', {}, fmtInt(st.events_dropped))));
+}
+
+// instancesCard lists the live ccload instances on the database (scale-out,
+// docs/scale-out.md). The Live page shows the requests of the one marked
+// "this page": active requests stay per instance.
+function instancesCard(st) {
+  const list = st.instances || [];
+  const now = Date.parse(st.time);
+  const cols = [{ label: 'Instance' }, { label: 'Address' }, { label: 'Version' }, { label: 'Up', num: true },
+    { label: 'Heartbeat', num: true }, { label: 'In flight', num: true }];
+  const rows = list.map((i) => [
+    h('td', {}, i.id, i.self ? ' ' : null, i.self ? badge('this page', 'ok', 'the instance that answered') : null),
+    i.address, i.version,
+    fmtSeconds((now - Date.parse(i.started_at)) / 1000),
+    `${fmtSeconds((now - Date.parse(i.last_heartbeat)) / 1000)} ago`,
+    fmtInt(i.in_flight)]);
+  return h('section', { class: 'card', id: 'instances' },
+    h('h2', {}, 'Instances ', badge(`${list.length} live`, 'muted')),
+    st.instances_error ? h('p', { class: 'alert', role: 'alert' }, `Instance list: ${st.instances_error}`) : null,
+    table('Instances', cols, rows, 'No instance list.'));
 }
 
 // Charts (uPlot, vendored in /web/vendor). Time is on the browser's clock
