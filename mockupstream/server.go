@@ -200,7 +200,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if rt.family == "" {
-		s.fail(w, OpenAI, http.StatusNotFound, fmt.Sprintf("mock upstream: no endpoint for %s %s", r.Method, r.URL.Path))
+		s.unknownEndpoint(w, r)
 		return
 	}
 	if rec.Key == "" {
@@ -244,6 +244,18 @@ func (s *Server) fail(w http.ResponseWriter, family string, status int, msg stri
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_, _ = w.Write(body) // an error means the client left
+}
+
+// unknownEndpoint answers a path no served family has the way OpenAI
+// answers "Invalid URL (POST /x)": a 404 whose error names no model and
+// has no code, so a client can tell it from a model 404 (ccload's
+// protocol detection does).
+func (s *Server) unknownEndpoint(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusNotFound)
+	_, _ = w.Write(jsonOf(struct {
+		Error openAIErr `json:"error"`
+	}{openAIErr{Message: fmt.Sprintf("mock upstream: no endpoint for %s %s", r.Method, r.URL.Path), Type: "invalid_request_error"}}))
 }
 
 func (s *Server) writeJSON(w http.ResponseWriter, body []byte) {

@@ -414,8 +414,8 @@ func TestFamiliesServesOnlyThose(t *testing.T) {
 	emb := post(t, base+"/v1/embeddings", `{"model":"e","input":"hi"}`, "Authorization: Bearer k")
 	ant := post(t, base+"/v1/messages", anthropicReq, "x-api-key: k", "anthropic-version: 2023-06-01")
 	for name, r := range map[string]*http.Response{"chat": chat, "embeddings": emb} {
-		if b := readAll(t, r.Body); r.StatusCode != http.StatusNotFound || !strings.Contains(string(b), "no endpoint for POST") {
-			t.Errorf("%s: %d %s, want the unknown-endpoint 404", name, r.StatusCode, b)
+		if b := readAll(t, r.Body); r.StatusCode != http.StatusNotFound || !strings.Contains(string(b), "no endpoint for POST") || strings.Contains(string(b), "model") {
+			t.Errorf("%s: %d %s, want the unknown-endpoint 404 that names no model", name, r.StatusCode, b)
 		}
 	}
 	if ant.StatusCode != http.StatusOK {
