@@ -98,12 +98,15 @@ func (env *detectEnv) detected(t *testing.T) []engine.Detection {
 func TestDetectChatClientOnAnthropicOnlyURL(t *testing.T) {
 	env := startDetect(t, mockupstream.Options{Families: []string{mockupstream.Anthropic}})
 	for i := range 5 {
-		st, body := env.chat(t, i == 4)
-		if st != 200 || !strings.Contains(body, mockText) {
+		stream := i == 4
+		st, body := env.chat(t, stream)
+		switch {
+		case st != 200:
 			t.Fatalf("request %d: %d %s", i, st, body)
-		}
-		if i < 4 && gjson.Get(body, "object").String() != "chat.completion" {
-			t.Fatalf("request %d is not a Chat answer: %s", i, body)
+		case !stream && (gjson.Get(body, "object").String() != "chat.completion" || !strings.Contains(body, mockText)):
+			t.Fatalf("request %d is not the Chat answer: %s", i, body)
+		case stream && (!strings.Contains(body, `"object":"chat.completion.chunk"`) || !strings.Contains(body, `"content":" mock"`) || !strings.HasSuffix(strings.TrimSpace(body), "data: [DONE]")):
+			t.Fatalf("request %d is not the Chat stream: %s", i, body)
 		}
 	}
 	if got := env.hits(); got["/v1/chat/completions"] != 1 || got["/v1/messages"] != 5 || len(got) != 2 {
