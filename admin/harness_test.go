@@ -102,7 +102,14 @@ func start(t *testing.T) *env {
 // envs on one file stand for two instances sharing a database.
 func startOn(t *testing.T, db string) *env {
 	t.Helper()
-	m := mockupstream.New(mockupstream.Options{})
+	return startWith(t, db, testConfig, mockupstream.Options{})
+}
+
+// startWith is startOn with another config text (same placeholders) and
+// mock options.
+func startWith(t *testing.T, db, cfgText string, mopts mockupstream.Options) *env {
+	t.Helper()
+	m := mockupstream.New(mopts)
 	mockURL, err := m.Start("127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -114,7 +121,7 @@ func startOn(t *testing.T, db string) *env {
 		db = filepath.Join(dir, "ccload.db")
 	}
 	yaml := strings.NewReplacer("{{MOCK}}", mockURL, "{{DB}}", db,
-		"{{ALICE_SHA}}", sha(aliceToken)).Replace(testConfig)
+		"{{ALICE_SHA}}", sha(aliceToken)).Replace(cfgText)
 	file := filepath.Join(dir, "ccload.yaml")
 	if err := os.WriteFile(file, []byte(yaml), 0o600); err != nil {
 		t.Fatal(err)

@@ -2,6 +2,7 @@ package admin
 
 import (
 	"encoding/json"
+	"errors"
 	"strconv"
 	"strings"
 	"time"
@@ -58,6 +59,52 @@ func (s *Server) logsQuery(ctx *fasthttp.RequestCtx) error {
 		resp.NextBefore = rows[len(rows)-1].ID
 	}
 	return writeJSON(ctx, fasthttp.StatusOK, resp)
+}
+
+// logEndpoint matches GET /admin/logs/{id}.
+func logEndpoint(path string) (endpoint, bool) {
+	raw, ok := strings.CutPrefix(path, "/admin/logs/")
+	if !ok || raw == "" {
+		return endpoint{}, false
+	}
+	return endpoint{method: "GET", h: func(s *Server, ctx *fasthttp.RequestCtx) error {
+		id, err := strconv.ParseInt(raw, 10, 64)
+		if err != nil || id <= 0 {
+			return errBadRequest("log id: want a positive integer, got " + quote(raw))
+		}
+		return s.logDetail(ctx, id)
+	}}, true
+}
+
+// logDetail is GET /admin/logs/{id}: the row, its attempts and its debug
+// capture.
+func (s *Server) logDetail(ctx *fasthttp.RequestCtx, id int64) error {
+	r, err := s.st.GetLog(detach(ctx), id)
+	if errors.Is(err, store.ErrLogNotFound) {
+		return errNotFound("no request log " + strconv.FormatInt(id, 10) + " (never written, or pruned by storage.log_retention)")
+	}
+	if err != nil {
+		return errInternal("reading the log failed", err)
+	}
+	return writeJSON(ctx, fasthttp.StatusOK, NewLogDetail(r))
+}
+
+// NewLogDetail is the API form of a row read with its capture. `ccload
+// logs show --db` uses it too.
+func NewLogDetail(r store.LogRow) adminapi.LogDetail {
+	d := adminapi.LogDetail{LogEntry: NewLogEntry(r)}
+	if r.Debug == "" {
+		return d
+	}
+	var dbg adminapi.Debug
+	if json.Unmarshal([]byte(r.Debug), &dbg) != nil {
+		return d // written by another version: shown as not captured
+	}
+	for i := range dbg.Exchanges {
+		dbg.Exchanges[i].Request.URL = maskURL(dbg.Exchanges[i].Request.URL)
+	}
+	d.Debug = &dbg
+	return d
 }
 
 func intArg(args *fasthttp.Args, name string) (int64, error) {

@@ -207,6 +207,9 @@ func (s *Server) Handler(ctx *fasthttp.RequestCtx) bool {
 		ep, ok = channelAction(ctx)
 	}
 	if !ok {
+		ep, ok = logEndpoint(path)
+	}
+	if !ok {
 		ep, ok = pprofEndpoint(path)
 	}
 	var err error
@@ -250,6 +253,9 @@ func channelAction(ctx *fasthttp.RequestCtx) (endpoint, bool) {
 				return s.setPaused(ctx, name, a == "pause")
 			}}, true
 		}
+	}
+	if ep, ok := chatAction(rest); ok { // POST /admin/channels/{name}/chat, chat_channel.go
+		return ep, true
 	}
 	return testAction(rest) // POST /admin/channels/{name}/test, test_channel.go
 }

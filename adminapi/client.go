@@ -158,6 +158,12 @@ func (c *Client) Logs(ctx context.Context, f LogFilter) (*LogsResponse, error) {
 	return &out, c.do(ctx, "GET", path, nil, &out)
 }
 
+// Log is GET /admin/logs/{id}: one row in full, with its debug capture.
+func (c *Client) Log(ctx context.Context, id int64) (*LogDetail, error) {
+	var out LogDetail
+	return &out, c.do(ctx, "GET", "/admin/logs/"+strconv.FormatInt(id, 10), nil, &out)
+}
+
 // Stats is GET /admin/stats; empty arguments take the server's defaults.
 func (c *Client) Stats(ctx context.Context, rng, bucket string) (*StatsResponse, error) {
 	v := url.Values{}

@@ -398,6 +398,63 @@ type LogEntry struct {
 	Error            string       `json:"error"`
 }
 
+// LogDetail is GET /admin/logs/{id}: one row in full, with its debug
+// capture.
+type LogDetail struct {
+	LogEntry
+	// Debug is the upstream traffic captured for a channel or token with
+	// debug: true; null when the request was not captured.
+	Debug *Debug `json:"debug"`
+}
+
+// Debug is a request's debug capture (issue 13): one exchange per upstream
+// attempt that was sent. Credentials are masked (fingerprints such as
+// "Bearer sk-a…f3c9"), bodies cut at MaxBytes (server.debug_max_bytes).
+type Debug struct {
+	MaxBytes  int             `json:"max_bytes"`
+	Exchanges []DebugExchange `json:"exchanges"`
+}
+
+// DebugExchange is one attempt's upstream request and response. Attempt
+// is the 1-based index into the row's attempt_log. Response is null when
+// no answer arrived (connection refused, timeout before headers).
+type DebugExchange struct {
+	Attempt  int            `json:"attempt"`
+	Request  DebugRequest   `json:"request"`
+	Response *DebugResponse `json:"response"`
+}
+
+// DebugRequest is what ccload sent upstream.
+type DebugRequest struct {
+	Method string        `json:"method"`
+	URL    string        `json:"url"` // masked
+	Header []DebugHeader `json:"header"`
+	DebugBody
+}
+
+// DebugResponse is what the upstream answered.
+type DebugResponse struct {
+	Status int           `json:"status"`
+	Header []DebugHeader `json:"header"`
+	DebugBody
+}
+
+// DebugHeader is one header line, credential values masked.
+type DebugHeader struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+// DebugBody is a captured body: text, or base64 when it is not UTF-8
+// (audio, images). Size counts every byte of the body (as far as it was
+// read); Truncated says Body holds only the first MaxBytes.
+type DebugBody struct {
+	Body      string `json:"body"`
+	Base64    bool   `json:"base64,omitempty"`
+	Size      int64  `json:"size"`
+	Truncated bool   `json:"truncated,omitempty"`
+}
+
 // AttemptLog is one upstream attempt inside a request.
 type AttemptLog struct {
 	Channel       string `json:"channel"`

@@ -74,6 +74,13 @@ type cliServer struct {
 
 func startCLIServer(t *testing.T) *cliServer {
 	t.Helper()
+	return startCLIServerWith(t, cliConfig)
+}
+
+// startCLIServerWith is startCLIServer with another config text (same
+// placeholders).
+func startCLIServerWith(t *testing.T, cfgText string) *cliServer {
+	t.Helper()
 	m := mockupstream.New(mockupstream.Options{})
 	mockURL, err := m.Start("127.0.0.1:0")
 	if err != nil {
@@ -83,7 +90,7 @@ func startCLIServer(t *testing.T) *cliServer {
 	dir := t.TempDir()
 	db := filepath.Join(dir, "ccload.db")
 	yaml := strings.NewReplacer("{{MOCK}}", mockURL, "{{DB}}", db, "{{ALICE}}", sha256hex(cliAlice),
-		"{{BOB}}", sha256hex(cliBob)).Replace(cliConfig)
+		"{{BOB}}", sha256hex(cliBob)).Replace(cfgText)
 	file := filepath.Join(dir, "ccload.yaml")
 	if err := os.WriteFile(file, []byte(yaml), 0o600); err != nil {
 		t.Fatal(err)

@@ -34,6 +34,10 @@ type CheckOptions struct {
 	// Strict makes models without a price an error (exit 1) instead of a
 	// warning.
 	Strict bool
+	// Chat, when set, is a prompt sent to each selected channel × model
+	// through the normal request path instead of the minimal probes; the
+	// answers are printed as they stream.
+	Chat string
 	// LookupEnv reads the file's ${VAR}s; nil means os.LookupEnv.
 	LookupEnv func(string) (string, bool)
 }
@@ -51,7 +55,7 @@ var checkScopes = []failure.Scope{failure.ScopeKey, failure.ScopeModel, failure.
 func NewCmdCheck(f *Factory, runF func(*CheckOptions) error) *cobra.Command {
 	opts := &CheckOptions{IO: f.IO, LookupEnv: f.LookupEnv}
 	c := &cobra.Command{
-		Use:   "check -c FILE [--offline] [--channel N]... [--model M]... [--stream] [--json]",
+		Use:   "check -c FILE [--offline] [--channel N]... [--model M]... [--stream] [--json] [--chat PROMPT]",
 		Short: "Validate a config file and probe every channel with a real request",
 		Long: `Validate the config file, printing every problem as file:line:col: message.
 Unless --offline, then send one minimal real request (tiny max tokens, one
@@ -84,6 +88,13 @@ entries and, unless --offline, the price_catalog fetched once) are listed
 on stderr as warnings, and in --json as "unpriced": [{"channel", "model"}];
 --strict makes them an error. --offline never fetches anything.
 
+--chat "prompt" sends the prompt instead of the minimal probes, once per
+selected channel x model, through the same request path as serve (routing
+restricted to that channel: its keys and URLs are tried in order, the
+request converted to the protocol its URL speaks), and prints each answer
+as it streams, under a "== channel / model" line and above a "-- ok" or
+"-- failed" line. It cannot be combined with --json.
+
 Exit status: 0 valid and every probe ok; 1 invalid file, a failed probe
 whose scope is in --fail-on (default: any failed probe), or with --strict a
 model without a price; 2 usage error.`,
@@ -106,6 +117,7 @@ model without a price; 2 usage error.`,
 	fl.StringSliceVar(&opts.FailOn, "fail-on", nil, "scopes whose failures fail the run: key,model,url,channel (default: any failure)")
 	fl.BoolVar(&opts.JSON, "json", false, "print JSON (stable; see --help)")
 	fl.BoolVar(&opts.Strict, "strict", false, "models without a price are an error, not a warning")
+	fl.StringVar(&opts.Chat, "chat", "", `send this prompt to each channel x model and print the answers (e.g. "Say hello in five words.")`)
 	return c
 }
 
@@ -146,6 +158,9 @@ func checkRun(opts *CheckOptions) error {
 	}
 	if opts.Offline {
 		return failUnpriced(reportOffline(opts, snap, failOn, unpriced))
+	}
+	if opts.Chat != "" {
+		return failUnpriced(runChats(opts, snap, plan))
 	}
 	if len(plan) == 0 {
 		fmt.Fprintf(opts.IO.Err, "%s: valid; no enabled channel with an enabled model, URL and key to probe\n", opts.Config)

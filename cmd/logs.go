@@ -93,6 +93,7 @@ from events and have id 0 and no key, url or cost.`,
 	fl.BoolVar(&opts.JSON, "json", false, "print JSON lines (stable, see admin/API.md)")
 	fl.StringVar(&opts.DB, "db", "", "read this database instead of asking the server (SQLite file or DSN)")
 	fl.StringVar(&opts.Driver, "driver", "sqlite", "database driver for --db: sqlite, mysql, postgres")
+	c.AddCommand(NewCmdLogsShow(f, nil))
 	return c
 }
 

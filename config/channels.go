@@ -75,6 +75,7 @@ var channelFields = fields[Channel]{
 	boolField("web_search", func(c *Channel) *bool { return &c.WebSearch }),
 	boolField("websockets", func(c *Channel) *bool { return &c.WebSockets }),
 	boolField("affinity", func(c *Channel) *bool { return &c.Affinity }),
+	boolField("debug", func(c *Channel) *bool { return &c.Debug }),
 }
 
 // decodeChannels reads `channels:` in file order and checks what needs the

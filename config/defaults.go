@@ -21,10 +21,11 @@ const (
 
 // DefaultServer is the `server:` section when the file says nothing.
 var DefaultServer = Server{
-	Listen:       "127.0.0.1:8080",
-	MaxBodyBytes: 10 << 20, // 10MiB
-	Limits:       DefaultServerLimits,
-	WebSockets:   DefaultWebSockets,
+	Listen:        "127.0.0.1:8080",
+	MaxBodyBytes:  10 << 20, // 10MiB
+	Limits:        DefaultServerLimits,
+	WebSockets:    DefaultWebSockets,
+	DebugMaxBytes: 64 << 10, // 64KiB
 }
 
 // DefaultStorage is the `storage:` section when the file says nothing.

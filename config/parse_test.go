@@ -160,7 +160,7 @@ tokens:
   - name: t
     token: sk-x
 `)
-	if s.Server.Listen != "127.0.0.1:8080" || s.Server.MaxBodyBytes != 10<<20 || s.Server.AdminPassword != "" {
+	if s.Server.Listen != "127.0.0.1:8080" || s.Server.MaxBodyBytes != 10<<20 || s.Server.AdminPassword != "" || s.Server.DebugMaxBytes != 64<<10 {
 		t.Errorf("server = %+v", s.Server)
 	}
 	if s.Storage.Driver != "sqlite" || s.Storage.DSN.Reveal() != "data/ccload.db" || s.Storage.LogRetention.D() != 7*24*time.Hour {

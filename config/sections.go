@@ -137,7 +137,21 @@ var serverFields = fields[Server]{
 	intField("max_conns_per_ip", 0, func(s *Server) *int { return &s.Limits.MaxConnsPerIP }),
 	{"trusted_proxies", decodeTrustedProxies},
 	section("websockets", webSocketsFields, func(s *Server) *WebSockets { return &s.WebSockets }),
+	{"debug_max_bytes", func(d *decoder, n *yaml.Node, p string, s *Server) {
+		switch z, ok := d.size(n, p); {
+		case ok && z == 0:
+			d.addf(n, p, "must be greater than 0")
+		case ok && z > MaxDebugBytes:
+			d.addf(n, p, "must be at most %s (each attempt keeps two bodies of this size with the log row)", MaxDebugBytes)
+		case ok:
+			s.DebugMaxBytes = z
+		}
+	}},
 }
+
+// MaxDebugBytes bounds server.debug_max_bytes: a capture is held in memory
+// until its row is written, and stored in one database row.
+const MaxDebugBytes Size = 4 << 20
 
 func validListen(v string) bool {
 	_, port, err := net.SplitHostPort(v)

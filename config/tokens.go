@@ -85,6 +85,7 @@ var tokenFields = fields[Token]{
 		}
 		t.Expires = e
 	}},
+	boolField("debug", func(t *Token) *bool { return &t.Debug }),
 }
 
 var channelRuleFields = fields[ChannelRule]{

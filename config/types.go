@@ -70,6 +70,9 @@ type Server struct {
 	// TrustedProxies are the peers whose X-Forwarded-For and
 	// X-Forwarded-Proto are believed (client IP, Secure cookie).
 	TrustedProxies []netip.Prefix
+	// DebugMaxBytes cuts each body a debug capture keeps (issue 13: the
+	// upstream request and response of a channel or token with debug: true).
+	DebugMaxBytes Size
 }
 
 // Storage is the `storage:` section.
@@ -161,6 +164,9 @@ type Channel struct {
 	WebSockets bool
 	// Affinity: false opts this channel out of session affinity.
 	Affinity bool
+	// Debug captures the upstream requests and responses of every request
+	// this channel serves, stored with the log row (issue 13).
+	Debug bool
 }
 
 // URL is one base URL of a channel.
@@ -218,6 +224,9 @@ type Token struct {
 	MaxConcurrency int
 	RPMLimit       int
 	Expires        time.Time // zero = never
+	// Debug captures the upstream traffic of every request of this token,
+	// stored with the log row (issue 13).
+	Debug bool
 }
 
 // ChannelRule restricts the channels a token may use: Allow or Deny, not both.

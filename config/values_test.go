@@ -276,6 +276,9 @@ func TestFullFile(t *testing.T) {
 	if c.Affinity {
 		t.Errorf("relay: affinity: false did not land")
 	}
+	if !c.Debug || s.Server.DebugMaxBytes != 1<<20 {
+		t.Errorf("relay: debug %v, server.debug_max_bytes %d; want true, 1MiB", c.Debug, s.Server.DebugMaxBytes)
+	}
 	if c.Priority != -5 || c.Weight != 3 || c.KeyStrategy != KeySequential || c.RPMLimit != 120 || c.MaxConcurrency != 8 ||
 		c.DailyCostLimit != 12.5 || c.Proxy != "socks5://127.0.0.1:1080" || c.CostMultiplier != 0.8 || !c.Enabled {
 		t.Errorf("channel = %+v", c)
@@ -307,6 +310,9 @@ func TestFullFile(t *testing.T) {
 	if alice.CostLimit != 100 || alice.MaxConcurrency != 4 || alice.RPMLimit != 60 || alice.AllowsChannel("parked") ||
 		!alice.Expires.Equal(time.Date(2027, 1, 1, 0, 0, 0, 0, time.Local)) {
 		t.Errorf("alice = %+v", alice)
+	}
+	if alice.Debug || !bob.Debug {
+		t.Errorf("debug: alice %v, bob %v; want false, true", alice.Debug, bob.Debug)
 	}
 	if !bob.AllowsChannel("relay") || bob.AllowsChannel("parked") || !bob.Expires.Equal(time.Date(2027, 1, 1, 12, 0, 0, 0, time.UTC)) {
 		t.Errorf("bob = %+v", bob)

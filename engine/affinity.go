@@ -43,7 +43,7 @@ func (e *Engine) preferPinned(r *request, p *routePlan, now time.Time) {
 	if !a.Enabled || r.session.ID == "" || len(p.usable) == 0 || p.usable[0].anyway {
 		return
 	}
-	pin, ok := e.pins.Get(r.token.Name, pinKey(r), now)
+	pin, ok := e.reg.pins.Get(r.token.Name, pinKey(r), now)
 	if !ok {
 		return
 	}
@@ -64,7 +64,7 @@ func (e *Engine) preferPinned(r *request, p *routePlan, now time.Time) {
 		return
 	}
 	if len(peers) > 1 {
-		if share, total := e.pins.Share(pin.Channel, peers); total >= minShareSample && share > a.MaxShare {
+		if share, total := e.reg.pins.Share(pin.Channel, peers); total >= minShareSample && share > a.MaxShare {
 			e.toFront(p.usable, e.leastPinned(p.usable[:len(peers)]))
 			return
 		}
@@ -82,7 +82,7 @@ func (e *Engine) leastPinned(cs []candidate) int {
 	}
 	best, bestLoad := 0, -1.0
 	for i, c := range cs {
-		share, _ := e.pins.Share(c.route.Channel.Name, names)
+		share, _ := e.reg.pins.Share(c.route.Channel.Name, names)
 		load := share / float64(max(c.route.Channel.Weight, 1))
 		if bestLoad < 0 || load < bestLoad {
 			best, bestLoad = i, load
@@ -130,20 +130,12 @@ func (e *Engine) repin(r *request, c *upstreamCall, now time.Time) {
 	if !r.snap.Routing.Affinity.Enabled || !ch.Affinity || r.session.ID == "" {
 		return
 	}
-	e.pins.Pin(r.token.Name, pinKey(r), affinity.Route{
+	e.reg.pins.Pin(r.token.Name, pinKey(r), affinity.Route{
 		Channel: ch.Name,
-		Key:     e.state.keyID(ch.Keys[c.keyIndex]),
+		Key:     e.reg.keyID(ch.Keys[c.keyIndex]),
 		URL:     ch.URLs[c.urlIndex].URL,
 	}, now)
 }
 
-// resizePins applies routing.affinity's bounds after a reload and forgets
-// the pins of removed channels.
-func (e *Engine) resizePins(snap *config.Snapshot) {
-	a := snap.Routing.Affinity
-	e.pins.Resize(a.MaxSessions, a.TTL.D())
-	e.pins.Sweep(func(name string) bool { return snap.Channel(name) != nil })
-}
-
 // PinnedSessions is the number of sessions the affinity table holds.
-func (e *Engine) PinnedSessions() int { return e.pins.Len() }
+func (e *Engine) PinnedSessions() int { return e.reg.pins.Len() }

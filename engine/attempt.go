@@ -74,7 +74,7 @@ func (e *Engine) attemptLoop(ctx *fasthttp.RequestCtx, r *request, routes []conf
 // last failure (nil when nothing was sent).
 func (e *Engine) tryRoute(ctx *fasthttp.RequestCtx, r *request, c candidate, p *routePlan) (last *attemptResult, done bool) {
 	ch := c.route.Channel
-	slot := e.channelLoad.get(ch.Name)
+	slot := e.reg.channelLoad.get(ch.Name)
 	if reason := slot.admit(e.clock.Now(), ch.RPMLimit, ch.MaxConcurrency); reason != "" {
 		p.note(ch.Name + " is at its " + reason)
 		return nil, false
@@ -90,7 +90,7 @@ func (e *Engine) tryRoute(ctx *fasthttp.RequestCtx, r *request, c candidate, p *
 	}()
 	maxAttempts := max(r.snap.Routing.MaxAttempts, 1)
 	keys, urls := e.keyOrder(ch, c.anyway), e.urlOrder(ch, c.anyway)
-	keys = pinnedFirst(r, ch, keys, func(i int) string { return e.state.keyID(ch.Keys[i]) }, r.pin.Key)
+	keys = pinnedFirst(r, ch, keys, func(i int) string { return e.reg.keyID(ch.Keys[i]) }, r.pin.Key)
 	urls = pinnedFirst(r, ch, urls, func(i int) string { return ch.URLs[i].URL }, r.pin.URL)
 	urls = r.passURLs(ch, urls)
 	for ki, ui := 0, 0; ki < len(keys) && ui < len(urls) && r.attempts < maxAttempts; {
@@ -101,7 +101,7 @@ func (e *Engine) tryRoute(ctx *fasthttp.RequestCtx, r *request, c candidate, p *
 		}
 		last = &res
 		if !res.miss {
-			e.health.get(ch.Name).add(e.clock.Now(), true)
+			e.reg.health.get(ch.Name).add(e.clock.Now(), true)
 			e.strike(r, c.route, keys[ki], urls[ui], res.outcome)
 		}
 		switch res.outcome.Scope {
@@ -130,31 +130,31 @@ func (e *Engine) strikeScope(snap *config.Snapshot, rt config.Route, ki, ui int,
 	var siblings []cooldownKey
 	switch o.Scope {
 	case failure.ScopeKey:
-		e.cooldowns.Strike(e.keyScope(ch, ki), o, pol)
+		e.reg.cooldowns.Strike(e.keyScope(ch, ki), o, pol)
 		for i := range ch.Keys {
 			siblings = append(siblings, e.keyScope(ch, i))
 		}
 	case failure.ScopeURL:
-		e.cooldowns.Strike(urlScope(ch, ui), o, pol)
+		e.reg.cooldowns.Strike(e.urlScope(ch, ui), o, pol)
 	case failure.ScopeModel:
-		e.cooldowns.Strike(modelScope(ch, rt.Upstream), o, pol)
+		e.reg.cooldowns.Strike(modelScope(ch, rt.Upstream), o, pol)
 		for _, m := range ch.Models {
 			if !m.Disabled {
 				siblings = append(siblings, modelScope(ch, m.Upstream))
 			}
 		}
 	case failure.ScopeChannel:
-		e.cooldowns.Strike(channelScope(ch), o, pol)
+		e.reg.cooldowns.Strike(channelScope(ch), o, pol)
 	}
 	if len(siblings) == 0 {
 		return
 	}
-	if until, all := e.cooldowns.AllCooling(siblings); all {
+	if until, all := e.reg.cooldowns.AllCooling(siblings); all {
 		promoted := o
 		promoted.Scope = failure.ScopeChannel
 		promoted.RetryAfter = max(until.Sub(e.clock.Now()), time.Second)
 		promoted.Message = fmt.Sprintf("every %s of the channel is cooling", o.Scope)
-		e.cooldowns.Strike(channelScope(ch), promoted, pol)
+		e.reg.cooldowns.Strike(channelScope(ch), promoted, pol)
 	}
 }
 
@@ -191,7 +191,7 @@ func (e *Engine) attemptAs(ctx *fasthttp.RequestCtx, r *request, rt config.Route
 	ch := rt.Channel
 	u := ch.URLs[ui]
 	r.attempts++
-	at := r.rec.begin(ch.Name, e.state.keyID(ch.Keys[ki]), u.URL, up, rt.Upstream, e.clock.Now())
+	at := r.rec.begin(ch.Name, e.reg.keyID(ch.Keys[ki]), u.URL, up, rt.Upstream, e.clock.Now())
 
 	body, notes, err := r.upstreamBody(up, rt.Upstream, convert.RequestOptions{HostedSearch: ch.WebSearch})
 	if r.socket {
@@ -224,6 +224,10 @@ func (e *Engine) attemptAs(ctx *fasthttp.RequestCtx, r *request, rt config.Route
 		url:      r.upstreamURL(up, u, rt.Upstream),
 		header:   func(h headerSetter) { r.setUpstreamHeaders(h, up, ch, ki) },
 		headerBy: e.headerDeadline(tm.FirstByte.D(), total),
+	}
+	if r.debugOn(ch) {
+		x := r.captureRequest(r.attempts, &rq)
+		rq.onResponse = func(resp *upstreamResponse) { x.captureResponse(resp, r.debugMax()) }
 	}
 	var s sent
 	if r.socket && ch.WebSockets && up == protocol.Responses && ch.Proxy == "" {
@@ -300,12 +304,12 @@ func (e *Engine) finishJSON(ctx *fasthttp.RequestCtx, r *request, c *upstreamCal
 func (e *Engine) succeeded(r *request, c *upstreamCall, now time.Time) {
 	ch := c.route.Channel
 	ttfb := now.Sub(c.started)
-	e.health.get(ch.Name).add(now, false)
-	e.state.observeURL(ch.Name, ch.URLs[c.urlIndex].URL, float64(ttfb.Milliseconds()))
-	e.cooldowns.Success(e.keyScope(ch, c.keyIndex))
-	e.cooldowns.Success(urlScope(ch, c.urlIndex))
-	e.cooldowns.Success(modelScope(ch, c.route.Upstream))
-	e.cooldowns.Success(channelScope(ch)) // ends a promoted cooldown or its half-open trial
+	e.reg.health.get(ch.Name).add(now, false)
+	e.reg.observeURL(ch.Name, ch.URLs[c.urlIndex].URL, float64(ttfb.Milliseconds()))
+	e.reg.cooldowns.Success(e.keyScope(ch, c.keyIndex))
+	e.reg.cooldowns.Success(e.urlScope(ch, c.urlIndex))
+	e.reg.cooldowns.Success(modelScope(ch, c.route.Upstream))
+	e.reg.cooldowns.Success(channelScope(ch)) // ends a promoted cooldown or its half-open trial
 	r.rec.won(c, now.Sub(r.start))
 	e.repin(r, c, now)
 	if e.bus.Active() {

@@ -110,7 +110,7 @@ func (e *Engine) plan(r *request, ordered []config.Route, now time.Time) routePl
 		case !ch.ActiveHours.Contains(now):
 			p.note(ch.Name + " is outside its active_hours")
 			continue
-		case e.ledger.channelOver(ch, now.UTC().Format(time.DateOnly)):
+		case e.reg.ledger.channelOver(ch, now.UTC().Format(time.DateOnly)):
 			p.note(ch.Name + " reached its daily_cost_limit")
 			continue
 		}
@@ -171,12 +171,12 @@ func (e *Engine) routeGate(rt config.Route, now time.Time) (gate, time.Time) {
 	}
 	worst(e.componentGate(modelScope(ch, rt.Upstream), now))
 	worst(e.bestGate(len(ch.Keys), func(i int) cooldownKey { return e.keyScope(ch, i) }, now))
-	worst(e.bestGate(len(ch.URLs), func(i int) cooldownKey { return urlScope(ch, i) }, now))
+	worst(e.bestGate(len(ch.URLs), func(i int) cooldownKey { return e.urlScope(ch, i) }, now))
 	return g, until
 }
 
 func (e *Engine) componentGate(k cooldownKey, now time.Time) (gate, time.Time) {
-	return scopeGate(e.cooldowns.State(k), now)
+	return scopeGate(e.reg.cooldowns.State(k), now)
 }
 
 // bestGate is the best gate among n components, and the soonest time one
@@ -229,9 +229,9 @@ func (e *Engine) usableOrder(idx []int, key func(int) cooldownKey, anyway bool) 
 // the rest of the traffic off, not to serialise.
 func (e *Engine) claimTrials(rt config.Route, ki, ui int) {
 	ch := rt.Channel
-	for _, k := range []cooldownKey{channelScope(ch), modelScope(ch, rt.Upstream), e.keyScope(ch, ki), urlScope(ch, ui)} {
-		if st := e.cooldowns.State(k); st.HalfOpen && !st.TrialBusy {
-			e.cooldowns.ClaimTrial(k)
+	for _, k := range []cooldownKey{channelScope(ch), modelScope(ch, rt.Upstream), e.keyScope(ch, ki), e.urlScope(ch, ui)} {
+		if st := e.reg.cooldowns.State(k); st.HalfOpen && !st.TrialBusy {
+			e.reg.cooldowns.ClaimTrial(k)
 		}
 	}
 }

@@ -6,7 +6,6 @@ import (
 
 	"ccload/config"
 	"ccload/engine/cooldown"
-	"ccload/engine/failure"
 )
 
 // ChannelState is a channel's live state for the admin API and CLI.
@@ -38,20 +37,20 @@ func (e *Engine) ChannelStates() []ChannelState {
 	snap := e.cfg.Current()
 	now := e.clock.Now()
 	byChannel := map[string][]cooldown.Entry{}
-	for _, c := range e.cooldowns.List() {
+	for _, c := range e.reg.cooldowns.List() {
 		byChannel[c.Key.Channel] = append(byChannel[c.Key.Channel], c)
 	}
 	out := make([]ChannelState, 0, len(snap.Channels))
 	prices := e.Prices(snap)
 	for _, ch := range snap.Channels {
-		l := e.channelLoad.get(ch.Name)
+		l := e.reg.channelLoad.get(ch.Name)
 		st := ChannelState{
 			Name: ch.Name, Enabled: ch.Enabled, Paused: e.Paused(ch.Name),
 			InFlight: l.inflight.Load(), RPM: l.rpm(now), Cooldowns: byChannel[ch.Name],
 			Unpriced: UnpricedModels(prices, ch),
 		}
 		for _, u := range ch.URLs {
-			ms, visited := e.state.urlLatency(ch.Name, u.URL)
+			ms, visited := e.reg.urlLatency(ch.Name, u.URL)
 			if !visited {
 				ms = 0
 			}
@@ -68,7 +67,7 @@ func (e *Engine) ChannelStates() []ChannelState {
 
 // TokenLoad is a token's in-flight count and requests in the last minute.
 func (e *Engine) TokenLoad(name string) (inFlight int64, rpm int) {
-	l := e.tokenLoad.get(name)
+	l := e.reg.tokenLoad.get(name)
 	return l.inflight.Load(), l.rpm(e.clock.Now())
 }
 
@@ -77,52 +76,19 @@ func (e *Engine) TokenLoad(name string) (inFlight int64, rpm int) {
 // it as such.
 func (e *Engine) SetPaused(channel string, paused bool) {
 	if paused {
-		e.paused.Store(channel, time.Now())
+		e.reg.paused.Store(channel, time.Now())
 	} else {
-		e.paused.Delete(channel)
+		e.reg.paused.Delete(channel)
 	}
 }
 
 // Paused reports whether a channel is paused at runtime.
 func (e *Engine) Paused(channel string) bool {
-	_, ok := e.paused.Load(channel)
+	_, ok := e.reg.paused.Load(channel)
 	return ok
 }
 
-// Sweep drops the runtime state (sweepRuntime) and cooldowns whose
-// channel, key, URL, model or token is gone from snap (call it after a
+// Sweep drops the runtime state and cooldowns whose channel, key, URL,
+// model or token is gone from snap (registry.sweep; call it after a
 // reload); state of unchanged entities stays.
-func (e *Engine) Sweep(snap *config.Snapshot) {
-	e.resizePins(snap)
-	e.sweepRuntime(snap)
-	e.cooldowns.Sweep(func(k cooldown.Key) bool {
-		ch := snap.Channel(k.Channel)
-		if ch == nil {
-			return false
-		}
-		switch k.Scope {
-		case failure.ScopeKey:
-			for i := range ch.Keys {
-				if e.keyScope(ch, i).KeyFP == k.KeyFP {
-					return true
-				}
-			}
-			return false
-		case failure.ScopeURL:
-			for _, u := range ch.URLs {
-				if urlID(u.URL) == k.URL {
-					return true
-				}
-			}
-			return false
-		case failure.ScopeModel:
-			for _, m := range ch.Models {
-				if m.Upstream == k.Model {
-					return true
-				}
-			}
-			return false
-		}
-		return true
-	})
-}
+func (e *Engine) Sweep(snap *config.Snapshot) { e.reg.sweep(snap) }

@@ -10,7 +10,6 @@ package engine
 import (
 	"log/slog"
 	"net/http"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -18,7 +17,6 @@ import (
 
 	"ccload/clock"
 	"ccload/config"
-	"ccload/engine/affinity"
 	"ccload/engine/cooldown"
 	"ccload/pricing"
 	"ccload/protocol"
@@ -65,29 +63,19 @@ type PriceCatalog interface{ Prices() *pricing.Table }
 // Engine serves the proxy endpoints. Create it with New; it is safe for
 // concurrent use.
 type Engine struct {
-	cfg       Snapshots
-	logs      LogSink
-	cooldowns *cooldown.Registry
-	clock     clock.Clock
-	log       *slog.Logger
-	state     *state
-	bus       *Bus
-	active    *active
+	cfg    Snapshots
+	logs   LogSink
+	clock  clock.Clock
+	log    *slog.Logger
+	reg    *registry // all runtime state that outlives a snapshot (registry.go)
+	bus    *Bus
+	active *active
 
-	channelLoad loads
-	health      healths
-	tokenLoad   loads
-	paused      sync.Map // channel name -> time paused
-
-	ledger     *ledger
-	lastChecks sync.Map // channel name -> ProbeResult
-	unpriced   sync.Map // models already reported as missing a price
-	prices     atomic.Pointer[priceBuild]
-	catalog    PriceCatalog
-	upstream   *upstreams
-	pins       *affinity.Table // session affinity (affinity.go)
-	started    time.Time
-	retention  interface{ Stats() store.RetentionStats }
+	prices    atomic.Pointer[priceBuild]
+	catalog   PriceCatalog
+	upstream  *upstreams
+	started   time.Time
+	retention interface{ Stats() store.RetentionStats }
 
 	ws wsState // the Responses WebSocket transport (websocket.go)
 	// detect: what protocol detection learned under the snapshot in force
@@ -102,34 +90,29 @@ type Engine struct {
 
 // New builds an Engine from opts.
 func New(opts Options) *Engine {
+	if opts.Clock == nil {
+		opts.Clock = clock.Wall{}
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
 	e := &Engine{
 		cfg:       opts.Config,
 		logs:      opts.Logs,
-		cooldowns: opts.Cooldowns,
 		clock:     opts.Clock,
 		log:       opts.Logger,
 		retention: opts.Retention,
 		catalog:   opts.Catalog,
+		reg:       newRegistry(opts, opts.Clock),
 	}
-	if e.clock == nil {
-		e.clock = clock.Wall{}
-	}
-	if e.log == nil {
-		e.log = slog.Default()
-	}
-	if e.cooldowns == nil {
-		e.cooldowns = cooldown.New(e.clock, nil)
-	}
-	e.state = newState()
-	e.pins = affinity.NewTable(config.DefaultRouting.Affinity.MaxSessions, config.DefaultRouting.Affinity.TTL.D())
-	e.ledger = newLedger(opts.Costs, e.clock, e.log)
 	e.bus = NewBus()
 	e.active = newActive()
 	e.upstream = newUpstreams(opts.Transport)
 	e.started = e.clock.Now()
 	if e.cfg != nil {
 		if snap := e.cfg.Current(); snap != nil {
-			e.resizePins(snap)
+			a := snap.Routing.Affinity
+			e.reg.pins.Resize(a.MaxSessions, a.TTL.D())
 		}
 	}
 	return e
@@ -139,7 +122,7 @@ func New(opts Options) *Engine {
 func (e *Engine) InFlight() int64 { return e.inflight.Load() }
 
 // Cooldowns exposes the registry (admin API, CLI).
-func (e *Engine) Cooldowns() *cooldown.Registry { return e.cooldowns }
+func (e *Engine) Cooldowns() *cooldown.Registry { return e.reg.cooldowns }
 
 // Handler returns the fasthttp handler for the proxy endpoints and /health.
 // Every other path goes to extra, where the caller mounts the other

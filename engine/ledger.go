@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -159,5 +160,22 @@ func (l *ledger) settle(token string, reserved bool, channel, day string, usd fl
 	if s, ok := l.channels[channel+"\x00"+day]; ok && day == l.day {
 		s.total += usd
 		s.avg = 0.8*s.avg + 0.2*usd
+	}
+}
+
+// sweep forgets the spend of tokens and channels a reload removed; a
+// re-added one reloads its base from the database.
+func (l *ledger) sweep(tokens map[string]bool, channels map[string]*config.Channel) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for name := range l.tokens {
+		if !tokens[name] {
+			delete(l.tokens, name)
+		}
+	}
+	for k := range l.channels {
+		if name, _, _ := strings.Cut(k, "\x00"); channels[name] == nil {
+			delete(l.channels, k)
+		}
 	}
 }

@@ -147,21 +147,21 @@ func (e *Engine) Check(ctx context.Context, snap *config.Snapshot, p Probe) Prob
 	ch := p.Channel
 	rt := config.Route{Channel: ch, Model: p.Model.Name, Upstream: p.Model.Upstream}
 	if res.OK {
-		e.cooldowns.Success(e.keyScope(ch, p.Key))
-		e.cooldowns.Success(urlScope(ch, p.URL))
-		e.cooldowns.Success(modelScope(ch, p.Model.Upstream))
-		e.cooldowns.Success(channelScope(ch))
+		e.reg.cooldowns.Success(e.keyScope(ch, p.Key))
+		e.reg.cooldowns.Success(e.urlScope(ch, p.URL))
+		e.reg.cooldowns.Success(modelScope(ch, p.Model.Upstream))
+		e.reg.cooldowns.Success(channelScope(ch))
 	} else {
 		o := failure.Outcome{Kind: res.Kind, Scope: res.Scope, Message: "scheduled check: " + res.Message, Retry: true}
 		e.strikeScope(snap, rt, p.Key, p.URL, o)
 	}
-	e.lastChecks.Store(ch.Name, res)
+	e.reg.lastChecks.Store(ch.Name, res)
 	return res
 }
 
 // LastCheck returns the latest scheduled check of a channel.
 func (e *Engine) LastCheck(channel string) (ProbeResult, bool) {
-	v, ok := e.lastChecks.Load(channel)
+	v, ok := e.reg.lastChecks.Load(channel)
 	if !ok {
 		return ProbeResult{}, false
 	}

@@ -35,6 +35,8 @@ type record struct {
 	errText  string
 	cutShort bool
 	usage    convert.Usage
+	// debug is the request's debug capture, nil when nothing was captured.
+	debug *debugCapture
 	// upstreamDone is when the winning attempt's upstream body was read
 	// to its end (or broke), for the overhead measure.
 	upstreamDone time.Time
@@ -196,11 +198,14 @@ func (e *Engine) finish(r *request) {
 		endEv.Cost = row.Cost
 		e.bus.publish(endEv)
 	}
-	e.ledger.settle(rec.token, r.costReserved, row.Channel, row.Time.UTC().Format(time.DateOnly), row.Cost)
+	e.reg.ledger.settle(rec.token, r.costReserved, row.Channel, row.Time.UTC().Format(time.DateOnly), row.Cost)
 	if len(rec.attempts) > 0 {
 		if b, err := json.Marshal(rec.attempts); err == nil {
 			row.AttemptsJSON = string(b)
 		}
+	}
+	if rec.debug != nil {
+		row.Debug = rec.debug.encode()
 	}
 	if e.logs == nil {
 		e.noLogs.Add(1)

@@ -43,6 +43,12 @@ type request struct {
 	// route of its last success, when the plan honours it.
 	session affinity.Identity
 	pin     affinity.Route
+	// inProcess: a request made inside ccload (a channel test) on a
+	// RequestCtx with no connection.
+	inProcess bool
+	// clientKey is the client's token, kept only when the request may be
+	// debug-captured, so the capture can scrub it (debugcapture.go).
+	clientKey string
 	// probe: the protocol detection this request's attempt is running.
 	probe *probeRun
 }
@@ -59,6 +65,9 @@ func (e *Engine) newRequest(ctx *fasthttp.RequestCtx, ep endpoint, snap *config.
 	}
 	r.header = forwardHeaders(&ctx.Request.Header)
 	r.socket = ctx.UserValue(wsTurnKey) != nil
+	if mayCapture(snap, tok) {
+		r.clientKey = clientToken(ctx)
+	}
 	r.rec = record{
 		id:             string(ctx.Request.Header.Peek("x-request-id")),
 		start:          r.start,

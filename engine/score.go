@@ -65,7 +65,7 @@ func (e *Engine) effectivePriority(ch *config.Channel, hs config.HealthScore, no
 	if !hs.Enabled || hs.Penalty == 0 {
 		return p
 	}
-	rate, n := e.health.get(ch.Name).rate(now, hs.Window.D())
+	rate, n := e.reg.health.get(ch.Name).rate(now, hs.Window.D())
 	if n == 0 {
 		return p
 	}

@@ -2,12 +2,9 @@ package engine
 
 import (
 	"cmp"
-	"crypto/sha256"
-	"encoding/hex"
 	"math/rand/v2"
 	"slices"
 	"strings"
-	"sync"
 
 	"ccload/config"
 	"ccload/engine/cooldown"
@@ -53,7 +50,7 @@ func (e *Engine) orderGroup(g []config.Route) {
 		names[i] = r.Channel.Name
 		weights[i] = max(r.Channel.Weight, 1)
 	}
-	win := e.state.smoothWRR(strings.Join(names, "\x00"), names, weights)
+	win := e.reg.smoothWRR(strings.Join(names, "\x00"), names, weights)
 	g[0], g[win] = g[win], g[0]
 	rest := g[1:]
 	slices.SortStableFunc(rest, func(a, b config.Route) int {
@@ -68,7 +65,7 @@ func (e *Engine) keyOrder(ch *config.Channel, anyway bool) []int {
 	n := len(ch.Keys)
 	start := 0
 	if ch.KeyStrategy != "sequential" && n > 1 {
-		start = int(e.state.keyCursor(ch.Name) % uint64(n))
+		start = int(e.reg.keyCursor(ch.Name) % uint64(n))
 	}
 	idx := make([]int, n)
 	for i := range n {
@@ -86,7 +83,7 @@ func (e *Engine) urlOrder(ch *config.Channel, anyway bool) []int {
 	var fresh, seen []int
 	var w []float64
 	for i, u := range ch.URLs {
-		ms, visited := e.state.urlLatency(ch.Name, u.URL)
+		ms, visited := e.reg.urlLatency(ch.Name, u.URL)
 		if !visited {
 			fresh = append(fresh, i)
 			continue
@@ -112,49 +109,18 @@ func (e *Engine) urlOrder(ch *config.Channel, anyway bool) []int {
 		seen = slices.Delete(seen, pick, pick+1)
 		w = slices.Delete(w, pick, pick+1)
 	}
-	return e.usableOrder(fresh, func(i int) cooldownKey { return urlScope(ch, i) }, anyway)
+	return e.usableOrder(fresh, func(i int) cooldownKey { return e.urlScope(ch, i) }, anyway)
 }
 
 // Cooldown keys for each scope (design §6). The model scope is keyed by the
 // model actually sent upstream.
 func (e *Engine) keyScope(ch *config.Channel, i int) cooldown.Key {
-	return cooldown.Key{Scope: failure.ScopeKey, Channel: ch.Name, KeyFP: e.state.keyID(ch.Keys[i])}
+	return cooldown.Key{Scope: failure.ScopeKey, Channel: ch.Name, KeyFP: e.reg.keyID(ch.Keys[i])}
 }
 
-// keyID identifies a key in runtime state and logs without revealing it:
-// its display fingerprint ("sk-a…f3c9") plus 8 hex digits of its sha256,
-// because two keys of one channel often share their first and last four
-// characters, and cooldowns must never be confused between them. The engine
-// caches it per key (state.keyID).
-func keyID(k config.Secret) string {
-	sum := sha256.Sum256([]byte(k.Reveal()))
-	return k.String() + "#" + hex.EncodeToString(sum[:4])
+func (e *Engine) urlScope(ch *config.Channel, i int) cooldown.Key {
+	return cooldown.Key{Scope: failure.ScopeURL, Channel: ch.Name, URL: e.reg.urlID(ch.URLs[i].URL)}
 }
-
-func urlScope(ch *config.Channel, i int) cooldown.Key {
-	return cooldown.Key{Scope: failure.ScopeURL, Channel: ch.Name, URL: urlID(ch.URLs[i].URL)}
-}
-
-// urlID identifies a URL in cooldowns (kept in memory, in the database and
-// shown by /admin) without the credentials it may carry (?key=, user:pass@):
-// the masked URL plus " #" and 8 hex digits of the full URL's sha256, so
-// two URLs that differ only in their key stay apart (issue 16).
-func urlID(raw string) string {
-	if id, ok := urlIDs.Load(raw); ok {
-		return id.(string)
-	}
-	sum := sha256.Sum256([]byte(raw))
-	id := config.MaskURL(raw) + " #" + hex.EncodeToString(sum[:4])
-	urlIDs.Store(raw, id)
-	return id
-}
-
-// urlIDs memoizes urlID, a pure function of a configured URL that every
-// attempt asks several times (cooldown scopes of each URL of each route):
-// masking parses the URL and runs regexps, a tenth of a request's
-// allocations (perf, issue 12). Its keys are URLs from config files, so it
-// stays as small as they are.
-var urlIDs sync.Map // raw URL -> urlID
 
 // URLOfID is the masked URL inside a urlID, for display and matching.
 func URLOfID(id string) string {

@@ -9,7 +9,7 @@ import (
 )
 
 func TestSmoothWRRSequence(t *testing.T) {
-	s := newState()
+	s := &registry{wrr: map[string]map[string]int{}}
 	names := []string{"a", "b", "c"}
 	weights := []int{5, 1, 1}
 	var got strings.Builder
@@ -45,8 +45,8 @@ func TestOrderRoutesPriorityThenWeight(t *testing.T) {
 func TestURLOrderExploresThenPrefersFast(t *testing.T) {
 	e := New(Options{})
 	ch := &config.Channel{Name: "c", URLs: []config.URL{{URL: "http://a"}, {URL: "http://b"}, {URL: "http://c"}}}
-	e.state.observeURL("c", "http://a", 500)
-	e.state.observeURL("c", "http://b", 5)
+	e.reg.observeURL("c", "http://a", 500)
+	e.reg.observeURL("c", "http://b", 5)
 	// c was never visited: it goes first.
 	fastFirst := 0
 	for range 1000 {
@@ -82,14 +82,14 @@ func TestEffectivePriorityFormula(t *testing.T) {
 	}
 	// README example: 2 failures of 4 samples -> 10 - 0.5*100*(4/20) = 0.
 	for i := range 4 {
-		e.health.get("c").add(now, i%2 == 0)
+		e.reg.health.get("c").add(now, i%2 == 0)
 	}
 	if p := e.effectivePriority(ch, hs, now); p != 0 {
 		t.Fatalf("2 of 4 failed: %v, want 0", p)
 	}
 	// 20 of 40 failed: full confidence -> 10 - 50 = -40.
 	for i := range 36 {
-		e.health.get("c").add(now, i%2 == 0)
+		e.reg.health.get("c").add(now, i%2 == 0)
 	}
 	if p := e.effectivePriority(ch, hs, now); p != -40 {
 		t.Fatalf("20 of 40 failed: %v, want -40", p)

@@ -36,6 +36,9 @@ func (e *Engine) send(rq upstreamRequest) sent {
 		}
 		return sent{outcome: o}
 	}
+	if rq.onResponse != nil {
+		rq.onResponse(resp)
+	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, errorPeekBytes))
 		resp.Body.Close()

@@ -32,6 +32,14 @@ func (e *Engine) serveProxy(ctx *fasthttp.RequestCtx, ep endpoint) {
 	}
 
 	r = e.newRequest(ctx, ep, snap, tok)
+	e.serveRequest(ctx, r)
+}
+
+// serveRequest runs an authenticated request through admission, limits,
+// routing and the attempt loop. Channel tests enter here too (chattest.go),
+// so they take the path client requests take.
+func (e *Engine) serveRequest(ctx *fasthttp.RequestCtx, r *request) {
+	ep := r.ep
 	e.inflight.Add(1)
 	if err := r.admit(); err != nil {
 		e.reject(ctx, r, err)
@@ -41,7 +49,7 @@ func (e *Engine) serveProxy(ctx *fasthttp.RequestCtx, ep endpoint) {
 		e.reject(ctx, r, err)
 		return
 	}
-	if err := e.ledger.reserveToken(r.token); err != nil {
+	if err := e.reg.ledger.reserveToken(r.token); err != nil {
 		e.reject(ctx, r, &clientError{Status: 429, Msg: err.Error()})
 		return
 	}
@@ -132,7 +140,7 @@ func (r *request) admit() *clientError {
 // or says which limit refused.
 func (e *Engine) admitToken(r *request) *clientError {
 	t := r.token
-	l := e.tokenLoad.get(t.Name)
+	l := e.reg.tokenLoad.get(t.Name)
 	switch l.admit(r.start, t.RPMLimit, t.MaxConcurrency) {
 	case "":
 		r.tokSlot = l

@@ -62,8 +62,8 @@ func (e *Engine) startStream(ctx *fasthttp.RequestCtx, r *request, c *upstreamCa
 	ctx.Response.Header.Set("Cache-Control", "no-cache")
 	ctx.Response.Header.Set("X-Accel-Buffering", "no")
 	dl := writeDeadline{conn: ctx.Conn(), d: r.snap.Server.Limits.StreamWriteTimeout.D()}
-	if r.socket {
-		dl.conn = nil // the socket sets its own write deadline per frame
+	if r.socket || r.inProcess {
+		dl.conn = nil // the socket sets its own write deadline per frame; a channel test has no connection
 	}
 	ctx.Response.SetBodyStream(&relayBody{run: func(w io.Writer) { e.relay(w, r, c, rd, held, dl) }}, -1)
 	return attemptResult{done: true}

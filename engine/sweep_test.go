@@ -1,10 +1,15 @@
 package engine
 
 import (
+	"fmt"
+	"reflect"
+	"strings"
 	"testing"
 	"time"
 
 	"ccload/config"
+	"ccload/engine/affinity"
+	"ccload/engine/failure"
 )
 
 func snapOf(t *testing.T, yaml string) *config.Snapshot {
@@ -16,78 +21,159 @@ func snapOf(t *testing.T, yaml string) *config.Snapshot {
 	return s
 }
 
+// Every entity the reload removes has "gone" in its identity (channel
+// gone, keep's second URL and key, token t-gone, model gone-model), so a
+// container that keeps any of them shows it in its keys.
 const sweepBefore = `version: 1
 channels:
-  - {name: a, urls: ["http://127.0.0.1:1", "http://127.0.0.1:2"], keys: [key-a1-000000, key-a2-000000], models: [m]}
-  - {name: b, urls: ["http://127.0.0.1:3"], keys: [key-b1-000000], models: [m]}
+  - {name: keep, urls: ["http://127.0.0.1:1/keep", "http://127.0.0.1:2/gone"], keys: [key-keep-000000, key-gone-a00000], models: [m]}
+  - {name: gone, urls: ["http://127.0.0.1:3/gone"], keys: [key-gone-b00000], models: [m, gone-model]}
 tokens:
-  - {name: t1, token_sha256: "0000000000000000000000000000000000000000000000000000000000000001"}
-  - {name: t2, token_sha256: "0000000000000000000000000000000000000000000000000000000000000002"}
+  - {name: t-keep, token_sha256: "0000000000000000000000000000000000000000000000000000000000000001"}
+  - {name: t-gone, token_sha256: "0000000000000000000000000000000000000000000000000000000000000002"}
 `
 
-// channel b, a's second URL and key, and token t2 are removed.
 const sweepAfter = `version: 1
 channels:
-  - {name: a, urls: ["http://127.0.0.1:1"], keys: [key-a1-000000], models: [m]}
+  - {name: keep, urls: ["http://127.0.0.1:1/keep"], keys: [key-keep-000000], models: [m]}
 tokens:
-  - {name: t1, token_sha256: "0000000000000000000000000000000000000000000000000000000000000001"}
+  - {name: t-keep, token_sha256: "0000000000000000000000000000000000000000000000000000000000000001"}
 `
 
-func keysOf(m interface{ Range(func(k, v any) bool) }) (keys []any) {
-	m.Range(func(k, _ any) bool { keys = append(keys, k); return true })
+func mapKeys(m interface{ Range(func(k, v any) bool) }) (keys []string) {
+	m.Range(func(k, _ any) bool { keys = append(keys, fmt.Sprint(k)); return true })
 	return keys
 }
 
-// TestSweepDropsRuntimeStateOfRemovedEntities: after a reload, nothing is
-// kept for a channel, URL, key or token the file no longer has, and the
-// state of those it kept survives.
+// TestSweepDropsRuntimeStateOfRemovedEntities: after a reload, no
+// container of the registry keeps anything of a channel, URL, key, model
+// or token the file no longer has, and every container keeps the state of
+// the entities that stayed. The test walks the registry's fields, so a new
+// container it does not inspect fails it.
 func TestSweepDropsRuntimeStateOfRemovedEntities(t *testing.T) {
 	before, after := snapOf(t, sweepBefore), snapOf(t, sweepAfter)
 	e := New(Options{})
+	r := e.reg
 	now := time.Now()
+	pol := cooldownPolicy(before.Routing.Cooldown)
 	for _, ch := range before.Channels {
-		e.channelLoad.get(ch.Name).admit(now, 0, 0)
-		e.health.get(ch.Name).add(now, true)
+		r.channelLoad.get(ch.Name).admit(now, 0, 0)
+		r.health.get(ch.Name).add(now, true)
 		e.SetPaused(ch.Name, true)
-		e.lastChecks.Store(ch.Name, ProbeResult{})
-		e.state.keyCursor(ch.Name)
-		for _, u := range ch.URLs {
-			e.state.observeURL(ch.Name, u.URL, 10)
+		r.lastChecks.Store(ch.Name, ProbeResult{})
+		r.keyCursor(ch.Name)
+		r.keyCursor(ch.Name + "\x00check")
+		for i, u := range ch.URLs {
+			r.observeURL(ch.Name, u.URL, 10)
+			r.cooldowns.Strike(e.urlScope(ch, i), failure.Outcome{Kind: failure.KindServer, Scope: failure.ScopeURL}, pol)
 		}
 		for i := range ch.Keys {
-			e.keyScope(ch, i)
+			r.cooldowns.Strike(e.keyScope(ch, i), failure.Outcome{Kind: failure.KindServer, Scope: failure.ScopeKey}, pol)
 		}
+		for _, m := range ch.Models {
+			r.cooldowns.Strike(modelScope(ch, m.Upstream), failure.Outcome{Kind: failure.KindServer, Scope: failure.ScopeModel}, pol)
+			r.unpriced.Store(m.Upstream, true)
+		}
+		r.cooldowns.Strike(channelScope(ch), failure.Outcome{Kind: failure.KindServer, Scope: failure.ScopeChannel}, pol)
+		r.pins.Pin("t-keep", "session-"+ch.Name, affinity.Route{Channel: ch.Name, Key: "k", URL: ch.URLs[0].URL}, now)
+		r.ledger.channelOver(&config.Channel{Name: ch.Name, DailyCostLimit: 1}, now.UTC().Format(time.DateOnly))
 	}
 	e.orderGroup(before.Routes("m"))
+	r.smoothWRR("keep", []string{"keep"}, []int{1})
 	for _, tk := range before.Tokens {
-		e.tokenLoad.get(tk.Name).admit(now, 0, 0)
-		e.ledger.reserveToken(&config.Token{Name: tk.Name, CostLimit: 1})
+		r.tokenLoad.get(tk.Name).admit(now, 0, 0)
+		r.socketCount(tk.Name).Add(1)
+		if err := r.ledger.reserveToken(&config.Token{Name: tk.Name, CostLimit: 1}); err != nil {
+			t.Fatal(err)
+		}
 	}
-	e.ledger.channelOver(&config.Channel{Name: "b", DailyCostLimit: 1}, now.UTC().Format(time.DateOnly))
+
+	// What each container holds, as strings naming the entities. A field
+	// missing here fails the test: sweep it, then list it here.
+	inspect := map[string]func() []string{
+		"channelLoad": func() []string { return mapKeys(&r.channelLoad.m) },
+		"health":      func() []string { return mapKeys(&r.health.m) },
+		"paused":      func() []string { return mapKeys(&r.paused) },
+		"lastChecks":  func() []string { return mapKeys(&r.lastChecks) },
+		"keyCursors":  func() []string { return mapKeys(&r.keyCursors) },
+		"wrrMu":       func() []string { return []string{"(a lock)"} },
+		"wrr": func() (keys []string) {
+			r.wrrMu.Lock()
+			defer r.wrrMu.Unlock()
+			for set := range r.wrr {
+				keys = append(keys, set)
+			}
+			return keys
+		},
+		"urls":      func() []string { return mapKeys(&r.urls) },
+		"urlIDs":    func() []string { return mapKeys(&r.urlIDs) },
+		"keyIDs":    func() []string { return mapKeys(&r.keyIDs) },
+		"tokenLoad": func() []string { return mapKeys(&r.tokenLoad.m) },
+		"sockets":   func() []string { return mapKeys(&r.sockets) },
+		"unpriced":  func() []string { return mapKeys(&r.unpriced) },
+		"ledger": func() (keys []string) {
+			r.ledger.mu.Lock()
+			defer r.ledger.mu.Unlock()
+			for k := range r.ledger.tokens {
+				keys = append(keys, "token "+k)
+			}
+			for k := range r.ledger.channels {
+				keys = append(keys, "channel "+k)
+			}
+			return keys
+		},
+		"pins": func() (keys []string) {
+			for _, ch := range before.Channels {
+				if rt, ok := r.pins.Get("t-keep", "session-"+ch.Name, now); ok {
+					keys = append(keys, rt.Channel)
+				}
+			}
+			return keys
+		},
+		"cooldowns": func() (keys []string) {
+			for _, c := range r.cooldowns.List() {
+				keys = append(keys, c.Key.String())
+			}
+			return keys
+		},
+	}
+	// Key and URL cooldowns name their scope by id, not by the raw value.
+	goneIDs := []string{"gone"}
+	for _, ch := range before.Channels {
+		for _, k := range ch.Keys {
+			if strings.Contains(k.Reveal(), "gone") {
+				goneIDs = append(goneIDs, keyID(k))
+			}
+		}
+	}
+	held := map[string][]string{}
+	rt := reflect.TypeFor[registry]()
+	for i := range rt.NumField() {
+		name := rt.Field(i).Name
+		f, ok := inspect[name]
+		if !ok {
+			t.Errorf("registry.%s is not inspected by this test: make registry.sweep drop its removed entries and list it here", name)
+			continue
+		}
+		held[name] = f()
+		if len(held[name]) == 0 {
+			t.Fatalf("registry.%s is empty before the sweep: the test did not fill it", name)
+		}
+	}
 
 	e.Sweep(after)
 
-	for name, keys := range map[string][]any{
-		"channelLoad": keysOf(&e.channelLoad.m), "health": keysOf(&e.health.m), "paused": keysOf(&e.paused),
-		"lastChecks": keysOf(&e.lastChecks), "key cursors": keysOf(&e.state.keys),
-	} {
-		if len(keys) != 1 || keys[0] != "a" {
-			t.Errorf("%s after the sweep: %v, want only channel a", name, keys)
+	for name, f := range inspect {
+		keys := f()
+		for _, k := range keys {
+			for _, gone := range goneIDs {
+				if strings.Contains(k, gone) {
+					t.Errorf("registry.%s keeps %q of a removed entity after the sweep", name, k)
+				}
+			}
 		}
-	}
-	if keys := keysOf(&e.state.urls); len(keys) != 1 || keys[0] != "a\x00http://127.0.0.1:1" {
-		t.Errorf("URL stats: %q", keys)
-	}
-	if keys := keysOf(&e.state.keyIDs); len(keys) != 1 || keys[0] != "key-a1-000000" {
-		t.Errorf("key ids kept for %d keys, want only a's first", len(keys))
-	}
-	if keys := keysOf(&e.tokenLoad.m); len(keys) != 1 || keys[0] != "t1" {
-		t.Errorf("token loads: %v", keys)
-	}
-	if len(e.state.wrr) != 0 {
-		t.Errorf("round-robin sets naming channel b kept: %v", e.state.wrr)
-	}
-	if len(e.ledger.tokens) != 1 || e.ledger.tokens["t1"] == nil || len(e.ledger.channels) != 0 {
-		t.Errorf("ledger tokens %v channels %v", e.ledger.tokens, e.ledger.channels)
+		if len(keys) == 0 {
+			t.Errorf("registry.%s lost the state of the entities that stayed (before: %q)", name, held[name])
+		}
 	}
 }

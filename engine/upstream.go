@@ -48,6 +48,9 @@ type upstreamRequest struct {
 	// attempt's timers end ctx too; this lets the fasthttp client stop at
 	// once without a goroutine watching ctx.
 	headerBy time.Time
+	// onResponse, when set, sees the response before anything reads its
+	// body (debug capture wraps the body).
+	onResponse func(*upstreamResponse)
 }
 
 // headerSetter is what setUpstreamHeaders needs of a request's headers:

@@ -5,7 +5,6 @@ import (
 	"io"
 	"net"
 	"strings"
-	"sync"
 	"sync/atomic"
 
 	"github.com/fasthttp/websocket"
@@ -16,11 +15,11 @@ import (
 )
 
 // wsState is the engine's part of the Responses WebSocket transport: the
-// socket counts its limits need and the transport's stats.
+// socket count its limits need and the transport's stats (the per-token
+// counts are in the registry).
 type wsState struct {
-	stats   responsesws.Stats
-	open    atomic.Int64
-	byToken sync.Map // token name -> *atomic.Int64
+	stats responsesws.Stats
+	open  atomic.Int64
 }
 
 // wsTurnKey marks a RequestCtx that carries one WebSocket turn, not a
@@ -62,8 +61,7 @@ func (e *Engine) serveSocket(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	b := snap.Server.WebSockets
-	n, _ := e.ws.byToken.LoadOrStore(tok.Name, new(atomic.Int64))
-	perToken := n.(*atomic.Int64)
+	perToken := e.reg.socketCount(tok.Name)
 	release := func() { e.ws.open.Add(-1); perToken.Add(-1) }
 	open, mine := e.ws.open.Add(1), perToken.Add(1)
 	switch {

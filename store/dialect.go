@@ -31,6 +31,11 @@ type dialect struct {
 	// MySQL has no LIMIT inside IN (subquery) but has DELETE … LIMIT; the
 	// others are the other way round.
 	pruneLogs string
+	// pruneDebug is pruneLogs for request_debug.
+	pruneDebug string
+	// returningID: the driver has no LastInsertId (pgx), so a debug row's
+	// INSERT reads its ID back with RETURNING.
+	returningID bool
 }
 
 const pruneBatch = 5000
@@ -71,6 +76,10 @@ const (
 var pruneByID = fmt.Sprintf(`DELETE FROM request_logs WHERE id IN
  (SELECT id FROM request_logs WHERE ts < ? ORDER BY id LIMIT %d)`, pruneBatch)
 
+// pruneDebugByID is pruneByID for request_debug.
+var pruneDebugByID = fmt.Sprintf(`DELETE FROM request_debug WHERE log_id IN
+ (SELECT log_id FROM request_debug WHERE ts < ? ORDER BY log_id LIMIT %d)`, pruneBatch)
+
 var (
 	sqliteDialect = dialect{
 		name:           "sqlite",
@@ -80,6 +89,7 @@ var (
 		upsertOverride: onConflictOverride,
 		upsertInstance: onConflictInstance,
 		pruneLogs:      pruneByID,
+		pruneDebug:     pruneDebugByID,
 	}
 
 	postgresDialect = dialect{
@@ -91,6 +101,8 @@ var (
 		upsertOverride: onConflictOverride,
 		upsertInstance: onConflictInstance,
 		pruneLogs:      pruneByID,
+		pruneDebug:     pruneDebugByID,
+		returningID:    true,
 	}
 
 	// mysqlDialect uses VALUES(col), which MySQL 8.0.20+ deprecates (with a
@@ -122,7 +134,8 @@ var (
  ON DUPLICATE KEY UPDATE hostname = VALUES(hostname), address = VALUES(address),
  version = VALUES(version), started_ms = VALUES(started_ms), heartbeat_ms = VALUES(heartbeat_ms),
  in_flight = VALUES(in_flight)`,
-		pruneLogs: fmt.Sprintf(`DELETE FROM request_logs WHERE ts < ? ORDER BY id LIMIT %d`, pruneBatch),
+		pruneLogs:  fmt.Sprintf(`DELETE FROM request_logs WHERE ts < ? ORDER BY id LIMIT %d`, pruneBatch),
+		pruneDebug: fmt.Sprintf(`DELETE FROM request_debug WHERE ts < ? ORDER BY log_id LIMIT %d`, pruneBatch),
 	}
 )
 

@@ -77,6 +77,7 @@ func cleanLog(r LogRow) LogRow {
 	r.AttemptsJSON = clean(r.AttemptsJSON, 0) // cutting JSON would break it
 	r.ClientIP = clean(r.ClientIP, maxClientIP)
 	r.Error = clean(r.Error, maxError)
+	r.Debug = clean(r.Debug, 0) // bounded by server.debug_max_bytes; cutting JSON would break it
 	if math.IsNaN(r.Cost) || math.IsInf(r.Cost, 0) {
 		r.Cost = 0 // MySQL cannot store them and they would poison every sum
 	}

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -54,33 +55,58 @@ func (s *sqlStore) InsertLogs(ctx context.Context, rows []LogRow) error {
 	for i := range rows {
 		clean[i] = cleanLog(rows[i])
 	}
+	runs := splitRuns(clean)
 	// Prepare before BEGIN: preparing takes a connection of its own, and an
 	// in-memory SQLite database has only the one the transaction holds.
-	sizes := chunkSizes(len(clean))
-	insertStmts := make([]*sql.Stmt, len(sizes))
-	for n, i := range sizes {
-		st, err := s.insertStmt(ctx, i)
-		if err != nil {
-			return fmt.Errorf("store: insert %d logs: prepare: %w", len(rows), err)
+	prepErr := func(err error) error { return fmt.Errorf("store: insert %d logs: prepare: %w", len(rows), err) }
+	var one, debug *sql.Stmt
+	for i := range runs {
+		rn := &runs[i]
+		if rn.debug {
+			if one == nil {
+				var err error
+				if one, err = s.insertOneStmt(ctx); err != nil {
+					return prepErr(err)
+				}
+				if debug, err = s.debugStmt(ctx); err != nil {
+					return prepErr(err)
+				}
+			}
+			continue
 		}
-		insertStmts[n] = st
+		for _, si := range chunkSizes(len(rn.rows)) {
+			st, err := s.insertStmt(ctx, si)
+			if err != nil {
+				return prepErr(err)
+			}
+			rn.sizes = append(rn.sizes, insertSizes[si])
+			rn.stmts = append(rn.stmts, st)
+		}
 	}
 	usage, err := s.usageStmt(ctx)
 	if err != nil {
-		return fmt.Errorf("store: insert %d logs: prepare: %w", len(rows), err)
+		return prepErr(err)
 	}
 	err = s.withTx(ctx, func(tx *sql.Tx) error {
 		args := make([]any, 0, min(len(clean), insertSizes[0])*len(logColumns))
-		start := 0
-		for n, i := range sizes {
-			chunk := clean[start : start+insertSizes[i]]
-			start += len(chunk)
-			args = args[:0]
-			for j := range chunk {
-				args = appendLogArgs(args, &chunk[j])
+		for _, rn := range runs {
+			if rn.debug {
+				if err := s.insertWithDebug(ctx, tx, one, debug, &rn.rows[0]); err != nil {
+					return err
+				}
+				continue
 			}
-			if _, err := tx.StmtContext(ctx, insertStmts[n]).ExecContext(ctx, args...); err != nil {
-				return err
+			start := 0
+			for n, size := range rn.sizes {
+				chunk := rn.rows[start : start+size]
+				start += size
+				args = args[:0]
+				for j := range chunk {
+					args = appendLogArgs(args, &chunk[j])
+				}
+				if _, err := tx.StmtContext(ctx, rn.stmts[n]).ExecContext(ctx, args...); err != nil {
+					return err
+				}
 			}
 		}
 		return s.addUsage(ctx, tx, usage, clean)
@@ -89,6 +115,85 @@ func (s *sqlStore) InsertLogs(ctx context.Context, rows []LogRow) error {
 		return fmt.Errorf("store: insert %d logs: %w", len(rows), err)
 	}
 	return nil
+}
+
+// logRun is a stretch of a batch inserted one way: plain rows by multi-row
+// INSERTs of the given sizes, or one row with a debug capture, whose ID
+// request_debug needs.
+type logRun struct {
+	rows  []LogRow
+	debug bool
+	sizes []int
+	stmts []*sql.Stmt
+}
+
+// splitRuns cuts rows into runs in their order, so that IDs keep following
+// the batch order (QueryLogs' "newest first" is ID order). A batch without
+// captures, the usual case, is one run.
+func splitRuns(rows []LogRow) []logRun {
+	var runs []logRun
+	start := 0
+	for i := range rows {
+		if rows[i].Debug == "" {
+			continue
+		}
+		if i > start {
+			runs = append(runs, logRun{rows: rows[start:i]})
+		}
+		runs = append(runs, logRun{rows: rows[i : i+1], debug: true})
+		start = i + 1
+	}
+	if start < len(rows) {
+		runs = append(runs, logRun{rows: rows[start:]})
+	}
+	return runs
+}
+
+// insertWithDebug inserts one log row and its capture.
+func (s *sqlStore) insertWithDebug(ctx context.Context, tx *sql.Tx, one, debug *sql.Stmt, r *LogRow) error {
+	args := appendLogArgs(make([]any, 0, len(logColumns)), r)
+	var id int64
+	if s.d.returningID {
+		if err := tx.StmtContext(ctx, one).QueryRowContext(ctx, args...).Scan(&id); err != nil {
+			return err
+		}
+	} else {
+		res, err := tx.StmtContext(ctx, one).ExecContext(ctx, args...)
+		if err != nil {
+			return err
+		}
+		if id, err = res.LastInsertId(); err != nil {
+			return err
+		}
+	}
+	_, err := tx.StmtContext(ctx, debug).ExecContext(ctx, id, millis(r.Time), r.Debug)
+	return err
+}
+
+// GetLog implements Store.
+func (s *sqlStore) GetLog(ctx context.Context, id int64) (LogRow, error) {
+	query := "SELECT id, " + strings.Join(logColumns, ", ") + " FROM request_logs WHERE id = ?"
+	rows, err := s.db.QueryContext(ctx, s.d.q(query), id)
+	if err != nil {
+		return LogRow{}, fmt.Errorf("store: get log %d: %w", id, err)
+	}
+	defer rows.Close()
+	if !rows.Next() {
+		if err := rows.Err(); err != nil {
+			return LogRow{}, fmt.Errorf("store: get log %d: %w", id, err)
+		}
+		return LogRow{}, ErrLogNotFound
+	}
+	r, err := scanLog(rows)
+	if err != nil {
+		return LogRow{}, fmt.Errorf("store: get log %d: %w", id, err)
+	}
+	rows.Close()
+	err = s.db.QueryRowContext(ctx, s.d.q("SELECT capture FROM request_debug WHERE log_id = ?"), id).Scan(&r.Debug)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return LogRow{}, fmt.Errorf("store: get log %d: debug capture: %w", id, err)
+	}
+	return r, nil
 }
 
 // QueryLogs implements Store.
@@ -167,16 +272,31 @@ func (s *sqlStore) QueryLogs(ctx context.Context, q LogQuery) ([]LogRow, error) 
 
 // PruneLogs implements Store.
 func (s *sqlStore) PruneLogs(ctx context.Context, before time.Time) (int64, error) {
-	query := s.d.q(s.d.pruneLogs)
+	// Captures first: a prune cut short leaves log rows without their
+	// capture, never captures without their row.
+	if _, err := s.pruneBatches(ctx, s.d.pruneDebug, before); err != nil {
+		return 0, fmt.Errorf("store: prune debug captures: %w", err)
+	}
+	n, err := s.pruneBatches(ctx, s.d.pruneLogs, before)
+	if err != nil {
+		return n, fmt.Errorf("store: prune logs: %w", err)
+	}
+	return n, nil
+}
+
+// pruneBatches runs a prune statement (at most pruneBatch rows older than
+// its one argument) until a run deletes fewer, and returns the total.
+func (s *sqlStore) pruneBatches(ctx context.Context, stmt string, before time.Time) (int64, error) {
+	query := s.d.q(stmt)
 	var total int64
 	for {
 		res, err := s.db.ExecContext(ctx, query, millis(before))
 		if err != nil {
-			return total, fmt.Errorf("store: prune logs: %w", err)
+			return total, err
 		}
 		n, err := res.RowsAffected()
 		if err != nil {
-			return total, fmt.Errorf("store: prune logs: %w", err)
+			return total, err
 		}
 		total += n
 		if n < pruneBatch {

@@ -27,6 +27,10 @@ func testRetention(t *testing.T, open Opener) {
 		recent[i].Time = now.Add(-keep + time.Minute + time.Duration(i)*time.Minute)
 		recent[i].RequestID = "recent"
 	}
+	// Captured rows on both sides of the cutoff: retention takes the old
+	// captures with their rows (issue 13) and keeps the recent ones.
+	old[3].Debug, old[77].Debug = `{"old":3}`, `{"old":77}`
+	recent[30].Debug = `{"recent":30}`
 	if err := s.InsertLogs(ctx, append(append([]store.LogRow{}, old...), recent...)); err != nil {
 		t.Fatal(err)
 	}
@@ -59,6 +63,12 @@ func testRetention(t *testing.T, open Opener) {
 		if row.RequestID != "recent" {
 			t.Fatalf("row %q (%s) survived", row.RequestID, row.Time)
 		}
+	}
+	if n, err := store.DebugCaptures(ctx, s); err != nil || n != 1 {
+		t.Errorf("%d debug captures left (%v), want the recent one", n, err)
+	}
+	if got, err := s.GetLog(ctx, left[30].ID); err != nil || got.Debug != `{"recent":30}` {
+		t.Errorf("the recent capture: %q, %v", got.Debug, err)
 	}
 
 	// Ten minutes later by the clock, the oldest recent rows have aged out

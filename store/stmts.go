@@ -25,6 +25,9 @@ type stmts struct {
 	mu     sync.Mutex
 	insert [len(insertSizes)]*sql.Stmt
 	usage  *sql.Stmt
+	// insertID inserts one log row and returns its ID (returningID
+	// dialects); debug inserts one request_debug row.
+	insertID, debug *sql.Stmt
 }
 
 // insertStmt returns the prepared INSERT for insertSizes[i] rows.
@@ -35,6 +38,22 @@ func (s *sqlStore) insertStmt(ctx context.Context, i int) (*sql.Stmt, error) {
 // usageStmt returns the prepared usage_daily upsert.
 func (s *sqlStore) usageStmt(ctx context.Context) (*sql.Stmt, error) {
 	return s.prepared(ctx, &s.stmts.usage, func() string { return s.d.q(s.d.upsertUsage) })
+}
+
+// insertOneStmt returns the statement that inserts one log row whose ID
+// is needed: with RETURNING id where the driver has no LastInsertId.
+func (s *sqlStore) insertOneStmt(ctx context.Context) (*sql.Stmt, error) {
+	if !s.d.returningID {
+		return s.insertStmt(ctx, len(insertSizes)-1)
+	}
+	return s.prepared(ctx, &s.stmts.insertID, func() string { return s.insertLogsSQL(1) + " RETURNING id" })
+}
+
+// debugStmt returns the prepared request_debug INSERT.
+func (s *sqlStore) debugStmt(ctx context.Context) (*sql.Stmt, error) {
+	return s.prepared(ctx, &s.stmts.debug, func() string {
+		return s.d.q("INSERT INTO request_debug (log_id, ts, capture) VALUES (?, ?, ?)")
+	})
 }
 
 // prepared returns *slot, preparing query into it on first use. A failed
@@ -64,9 +83,11 @@ func (st *stmts) close() {
 			st.insert[i] = nil
 		}
 	}
-	if st.usage != nil {
-		st.usage.Close()
-		st.usage = nil
+	for _, p := range []**sql.Stmt{&st.usage, &st.insertID, &st.debug} {
+		if *p != nil {
+			(*p).Close()
+			*p = nil
+		}
 	}
 }
 

@@ -20,6 +20,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"time"
 )
 
@@ -31,7 +32,11 @@ type Store interface {
 	// assigned by the database; the ID field of rows is ignored.
 	InsertLogs(ctx context.Context, rows []LogRow) error
 	// QueryLogs returns the rows matching q, newest (highest ID) first.
+	// Their Debug field is always "": only GetLog reads captures.
 	QueryLogs(ctx context.Context, q LogQuery) ([]LogRow, error)
+	// GetLog returns the request log with ID id, with its debug capture in
+	// Debug ("" when it has none), or ErrLogNotFound.
+	GetLog(ctx context.Context, id int64) (LogRow, error)
 	// EachLogPoint calls fn for every request log with since <= Time < until,
 	// oldest first, reading them with one query and without a row limit (for
 	// time series and rankings). An error from fn stops the scan and is
@@ -45,9 +50,10 @@ type Store interface {
 	// reader can check that the rows below its cursor are still the ones it saw
 	// (none pruned, none committed late below the cursor).
 	LogPointDigest(ctx context.Context, since, until time.Time, maxID int64) (n, idSum int64, err error)
-	// PruneLogs deletes request logs older than before, in batches so that a
-	// large prune does not hold a long write lock, and returns how many it
-	// deleted. usage_daily is kept: lifetime token costs are read from it.
+	// PruneLogs deletes request logs and their debug captures older than
+	// before, in batches so that a large prune does not hold a long write
+	// lock, and returns how many request logs it deleted (captures are not
+	// counted). usage_daily is kept: lifetime token costs are read from it.
 	PruneLogs(ctx context.Context, before time.Time) (int64, error)
 
 	// UpsertCooldown creates or replaces the cooldown with c's key; the last
@@ -118,6 +124,10 @@ type LogRow struct {
 	// Unpriced marks a request with usage whose model has no price: its
 	// Cost of 0 is unknown, not free (issue 19).
 	Unpriced bool
+	// Debug is the request's debug capture (issue 13: a channel or token
+	// with debug: true), JSON opaque to the store, "" for none. InsertLogs
+	// stores it in request_debug beside the row; only GetLog reads it back.
+	Debug string
 
 	// OverheadMs is the gateway's own share of DurationMs (everything but
 	// waiting on upstreams). It feeds /metrics as the row passes and is
@@ -140,6 +150,10 @@ type LogQuery struct {
 	BeforeID     int64 // cursor: only rows with ID < BeforeID; 0 starts at the newest
 	Limit        int   // 0 means DefaultLogLimit; capped at MaxLogLimit
 }
+
+// ErrLogNotFound is GetLog's error for an ID with no request log (never
+// written, or pruned).
+var ErrLogNotFound = errors.New("store: no request log with this ID")
 
 // Page sizes of QueryLogs.
 const (

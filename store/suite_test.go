@@ -40,6 +40,8 @@ func RunSuite(t *testing.T, open Opener) {
 		{"cooldowns", testCooldowns},
 		{"overrides", testOverrides},
 		{"prune", testPrune},
+		{"debug_capture", testDebugCapture},
+		{"prune_debug", testPruneDebug},
 		{"retention", testRetention},
 		{"ping_close", testPingClose},
 		{"catalog_copy", testCatalogCopy},

@@ -1,0 +1,314 @@
+package engine
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"math"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"ccload/clock"
+	"ccload/config"
+	"ccload/engine/affinity"
+	"ccload/engine/cooldown"
+	"ccload/engine/failure"
+)
+
+// registry is all of the engine's runtime state that outlives a config
+// snapshot, in one place. Everything in it is keyed by identity, never by
+// a snapshot's pointers, so a reload that keeps an entity keeps its state
+// (STYLE practice 7, like caddy's hosts pool), and sweep drops what belongs
+// to entities the new snapshot no longer has: nothing is kept for removed
+// channels, URLs, keys, models or tokens. The engine has no package-level
+// caches; a new container belongs here, in sweep, and in
+// TestSweepDropsRuntimeStateOfRemovedEntities (which fails on a field it
+// does not know).
+//
+// What it holds, by key:
+//
+//	channel name       channelLoad (in flight, RPM), health (outcomes for
+//	                   the health score), paused (runtime pauses),
+//	                   lastChecks (scheduled checks), keyCursors (key
+//	                   round-robin; probes use name+"\x00check")
+//	channel set        wrr (smooth weighted round-robin weights per
+//	                   priority group, key: names joined by "\x00")
+//	channel+URL        urls (time-to-first-byte EWMA)
+//	URL                urlIDs (memoized urlID, cooldown names of URLs)
+//	key value          keyIDs (memoized keyID)
+//	token name         tokenLoad (in flight, RPM), sockets (open
+//	                   Responses WebSockets per token)
+//	upstream model     unpriced (models already warned about)
+//	token / channel    ledger (spend against cost limits)
+//	session            pins (session affinity; swept by channel)
+//	scope key          cooldowns (its own package: persisted, shared with
+//	                   the admin API)
+//
+// In-flight requests that still hold a swept entry (a load slot, a socket
+// count) finish on it unharmed: they hold the pointer, the maps only stop
+// handing it out.
+type registry struct {
+	channelLoad loads
+	health      healths
+	paused      sync.Map // channel name -> time paused
+	lastChecks  sync.Map // channel name -> ProbeResult
+	keyCursors  sync.Map // channel name -> *atomic.Uint64
+
+	wrrMu sync.Mutex
+	wrr   map[string]map[string]int // candidate-set key -> channel -> current weight
+
+	urls   sync.Map // channel+"\x00"+url -> *urlStat
+	urlIDs sync.Map // raw URL -> urlID(raw)
+	keyIDs sync.Map // key value -> keyID(key); on every routing decision
+
+	tokenLoad loads
+	sockets   sync.Map // token name -> *atomic.Int64 (open sockets)
+
+	unpriced sync.Map // upstream model -> true once warned
+
+	ledger    *ledger
+	pins      *affinity.Table
+	cooldowns *cooldown.Registry
+}
+
+func newRegistry(opts Options, clk clock.Clock) *registry {
+	r := &registry{
+		wrr:       map[string]map[string]int{},
+		ledger:    newLedger(opts.Costs, clk, opts.Logger),
+		pins:      affinity.NewTable(config.DefaultRouting.Affinity.MaxSessions, config.DefaultRouting.Affinity.TTL.D()),
+		cooldowns: opts.Cooldowns,
+	}
+	if r.cooldowns == nil {
+		r.cooldowns = cooldown.New(clk, nil)
+	}
+	return r
+}
+
+// keyID is keyID(k), computed once per key.
+func (r *registry) keyID(k config.Secret) string {
+	raw := k.Reveal()
+	if v, ok := r.keyIDs.Load(raw); ok {
+		return v.(string)
+	}
+	id := keyID(k)
+	r.keyIDs.Store(raw, id)
+	return id
+}
+
+// urlID is urlID(raw), computed once per URL: masking parses the URL and
+// runs regexps, and every attempt asks for the cooldown scope of each URL
+// of each route (perf, issue 12).
+func (r *registry) urlID(raw string) string {
+	if id, ok := r.urlIDs.Load(raw); ok {
+		return id.(string)
+	}
+	id := urlID(raw)
+	r.urlIDs.Store(raw, id)
+	return id
+}
+
+// urlStat is the EWMA of one URL's time to first byte.
+type urlStat struct {
+	mu      sync.Mutex
+	ewmaMs  float64
+	samples int
+}
+
+const ewmaAlpha = 0.3
+
+func (r *registry) urlStat(channel, url string) *urlStat {
+	k := channel + "\x00" + url
+	if v, ok := r.urls.Load(k); ok {
+		return v.(*urlStat)
+	}
+	v, _ := r.urls.LoadOrStore(k, &urlStat{})
+	return v.(*urlStat)
+}
+
+// observeURL records a latency sample for a URL.
+func (r *registry) observeURL(channel, url string, ms float64) {
+	u := r.urlStat(channel, url)
+	u.mu.Lock()
+	if u.samples == 0 {
+		u.ewmaMs = ms
+	} else {
+		u.ewmaMs = ewmaAlpha*ms + (1-ewmaAlpha)*u.ewmaMs
+	}
+	u.samples++
+	u.mu.Unlock()
+}
+
+// urlLatency returns the EWMA (ms) and whether the URL was ever visited.
+func (r *registry) urlLatency(channel, url string) (float64, bool) {
+	u := r.urlStat(channel, url)
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return math.Max(u.ewmaMs, 1), u.samples > 0
+}
+
+// keyCursor returns the next round-robin start position for a channel.
+func (r *registry) keyCursor(channel string) uint64 {
+	v, ok := r.keyCursors.Load(channel)
+	if !ok {
+		v, _ = r.keyCursors.LoadOrStore(channel, new(atomic.Uint64))
+	}
+	return v.(*atomic.Uint64).Add(1) - 1
+}
+
+// smoothWRR picks one member of a candidate set by smooth weighted
+// round-robin (the nginx algorithm: every member gains its weight, the
+// largest current weight wins and loses the total). The sequence for
+// weights 5,1,1 is a a b a c a a, spreading picks instead of bursting.
+// It returns the index of the winner in names.
+func (r *registry) smoothWRR(set string, names []string, weights []int) int {
+	r.wrrMu.Lock()
+	defer r.wrrMu.Unlock()
+	cur := r.wrr[set]
+	if cur == nil {
+		cur = make(map[string]int, len(names))
+		r.wrr[set] = cur
+	}
+	best, total := -1, 0
+	for i, n := range names {
+		cur[n] += weights[i]
+		total += weights[i]
+		if best < 0 || cur[n] > cur[names[best]] {
+			best = i
+		}
+	}
+	cur[names[best]] -= total
+	return best
+}
+
+// socketCount returns the open-socket count of a token.
+func (r *registry) socketCount(token string) *atomic.Int64 {
+	if v, ok := r.sockets.Load(token); ok {
+		return v.(*atomic.Int64)
+	}
+	v, _ := r.sockets.LoadOrStore(token, new(atomic.Int64))
+	return v.(*atomic.Int64)
+}
+
+// sweep drops every entry that belongs to an entity snap no longer has,
+// and applies routing.affinity's bounds to the pins. Engine.Sweep calls it
+// after every swap.
+func (r *registry) sweep(snap *config.Snapshot) {
+	channels := map[string]*config.Channel{}
+	urls, rawURLs, keys, models := map[string]bool{}, map[string]bool{}, map[string]bool{}, map[string]bool{}
+	for _, ch := range snap.Channels {
+		channels[ch.Name] = ch
+		for _, u := range ch.URLs {
+			urls[ch.Name+"\x00"+u.URL] = true
+			rawURLs[u.URL] = true
+		}
+		for _, k := range ch.Keys {
+			keys[k.Reveal()] = true
+		}
+		for _, m := range ch.Models {
+			models[m.Upstream] = true
+			models[m.Name] = true
+		}
+	}
+	tokens := map[string]bool{}
+	for _, t := range snap.Tokens {
+		tokens[t.Name] = true
+	}
+	hasChannel := func(k any) bool { return channels[k.(string)] != nil }
+	// keyCursors also holds name+"\x00check" for scheduled checks.
+	hasCursorChannel := func(k any) bool {
+		name, _, _ := strings.Cut(k.(string), "\x00")
+		return channels[name] != nil
+	}
+	hasToken := func(k any) bool { return tokens[k.(string)] }
+
+	sweepMap(&r.channelLoad.m, hasChannel)
+	sweepMap(&r.health.m, hasChannel)
+	sweepMap(&r.paused, hasChannel)
+	sweepMap(&r.lastChecks, hasChannel)
+	sweepMap(&r.keyCursors, hasCursorChannel)
+	sweepMap(&r.urls, func(k any) bool { return urls[k.(string)] })
+	sweepMap(&r.urlIDs, func(k any) bool { return rawURLs[k.(string)] })
+	sweepMap(&r.keyIDs, func(k any) bool { return keys[k.(string)] })
+	sweepMap(&r.tokenLoad.m, hasToken)
+	sweepMap(&r.sockets, hasToken)
+	sweepMap(&r.unpriced, func(k any) bool { return models[k.(string)] })
+
+	r.wrrMu.Lock()
+	for set := range r.wrr {
+		for name := range strings.SplitSeq(set, "\x00") {
+			if channels[name] == nil {
+				delete(r.wrr, set)
+				break
+			}
+		}
+	}
+	r.wrrMu.Unlock()
+
+	r.ledger.sweep(tokens, channels)
+
+	a := snap.Routing.Affinity
+	r.pins.Resize(a.MaxSessions, a.TTL.D())
+	r.pins.Sweep(func(name string) bool { return channels[name] != nil })
+
+	r.cooldowns.Sweep(func(k cooldown.Key) bool { return r.keepCooldown(channels[k.Channel], k) })
+}
+
+// keepCooldown reports whether a cooldown's scope still exists in ch.
+func (r *registry) keepCooldown(ch *config.Channel, k cooldown.Key) bool {
+	if ch == nil {
+		return false
+	}
+	switch k.Scope {
+	case failure.ScopeKey:
+		for _, key := range ch.Keys {
+			if r.keyID(key) == k.KeyFP {
+				return true
+			}
+		}
+		return false
+	case failure.ScopeURL:
+		for _, u := range ch.URLs {
+			if r.urlID(u.URL) == k.URL {
+				return true
+			}
+		}
+		return false
+	case failure.ScopeModel:
+		for _, m := range ch.Models {
+			if m.Upstream == k.Model {
+				return true
+			}
+		}
+		return false
+	}
+	return true
+}
+
+func sweepMap(m *sync.Map, keep func(key any) bool) {
+	m.Range(func(k, _ any) bool {
+		if !keep(k) {
+			m.Delete(k)
+		}
+		return true
+	})
+}
+
+// keyID identifies a key in runtime state and logs without revealing it:
+// its display fingerprint ("sk-a…f3c9") plus 8 hex digits of its sha256,
+// because two keys of one channel often share their first and last four
+// characters, and cooldowns must never be confused between them. The
+// registry memoizes it per key.
+func keyID(k config.Secret) string {
+	sum := sha256.Sum256([]byte(k.Reveal()))
+	return k.String() + "#" + hex.EncodeToString(sum[:4])
+}
+
+// urlID identifies a URL in cooldowns (kept in memory, in the database and
+// shown by /admin) without the credentials it may carry (?key=, user:pass@):
+// the masked URL plus " #" and 8 hex digits of the full URL's sha256, so
+// two URLs that differ only in their key stay apart (issue 16). The
+// registry memoizes it per URL.
+func urlID(raw string) string {
+	sum := sha256.Sum256([]byte(raw))
+	return config.MaskURL(raw) + " #" + hex.EncodeToString(sum[:4])
+}
