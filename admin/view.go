@@ -102,6 +102,7 @@ func configView(snap *config.Snapshot) adminapi.ConfigView {
 			},
 			Timeouts: map[string]string{
 				"first_byte": to.FirstByte.String(), "non_stream": to.NonStream.String(), "stream": to.Stream.String(),
+				"request": to.Request.String(),
 			},
 			MaxAttempts: snap.Routing.MaxAttempts,
 			HealthScore: adminapi.HealthScoreView{Enabled: hs.Enabled, Window: hs.Window.String(), MinSamples: hs.MinSamples, Penalty: hs.Penalty},

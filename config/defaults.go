@@ -51,6 +51,9 @@ var DefaultRouting = Routing{
 		FirstByte: Duration(30 * time.Second),
 		NonStream: Duration(120 * time.Second),
 		Stream:    0, // a stream may run as long as it keeps sending
+		// Above first_byte × a few attempts, below the 10 minutes coding
+		// agents wait before giving up on their own.
+		Request: Duration(5 * time.Minute),
 	},
 	MaxAttempts: 6,
 	Unpriced:    UnpricedRefuse,

@@ -224,6 +224,7 @@ var timeoutFields = fields[Timeouts]{
 	durField("first_byte", func(t *Timeouts) *Duration { return &t.FirstByte }),
 	durField("non_stream", func(t *Timeouts) *Duration { return &t.NonStream }),
 	durField("stream", func(t *Timeouts) *Duration { return &t.Stream }),
+	durField("request", func(t *Timeouts) *Duration { return &t.Request }),
 }
 
 var healthFields = fields[HealthScore]{

@@ -119,11 +119,18 @@ type Cooldown struct {
 	Fallback                         bool
 }
 
-// Timeouts bounds one upstream attempt. Zero means no limit.
+// Timeouts bounds one upstream attempt, and Request the failover of one
+// client request. Zero means no limit.
 type Timeouts struct {
 	FirstByte Duration // until the first content event (stream) or headers (non-stream)
 	NonStream Duration // whole non-stream response
 	Stream    Duration // whole stream
+	// Request is the client request's deadline for its answer to start,
+	// counted from its arrival: no attempt starts after it, and a running
+	// attempt's wait for its first byte ends at it. Once the answer has
+	// started only the attempt's own timeouts apply, so a long stream is
+	// never cut by it.
+	Request Duration
 }
 
 // HealthScore configures the priority penalty for failing channels.

@@ -259,7 +259,7 @@ func TestFullFile(t *testing.T) {
 	}
 	wantRouting := Routing{
 		Cooldown:    Cooldown{Auth: Duration(10 * time.Minute), RateLimit: Duration(30 * time.Second), Server: Duration(time.Minute), Timeout: Duration(45 * time.Second), Min: Duration(5 * time.Second), Max: Duration(time.Hour), Fallback: false},
-		Timeouts:    Timeouts{FirstByte: Duration(15 * time.Second), NonStream: Duration(5 * time.Minute), Stream: Duration(90 * time.Minute)},
+		Timeouts:    Timeouts{FirstByte: Duration(15 * time.Second), NonStream: Duration(5 * time.Minute), Stream: Duration(90 * time.Minute), Request: Duration(10 * time.Minute)},
 		MaxAttempts: 3,
 		HealthScore: HealthScore{Enabled: false, Window: Duration(time.Hour), MinSamples: 5, Penalty: 50.5},
 		Unpriced:    UnpricedAllow,

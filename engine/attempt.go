@@ -50,7 +50,7 @@ func (e *Engine) attemptLoop(ctx *fasthttp.RequestCtx, r *request, routes []conf
 	e.preferPinned(r, &p, now)
 	var last *attemptResult
 	for _, c := range p.usable {
-		if r.attempts >= max(r.snap.Routing.MaxAttempts, 1) {
+		if !r.mayAttempt(e.clock.Now()) {
 			break
 		}
 		res, done := e.tryRoute(ctx, r, c, &p)
@@ -61,11 +61,14 @@ func (e *Engine) attemptLoop(ctx *fasthttp.RequestCtx, r *request, routes []conf
 			last = res
 		}
 	}
-	if last == nil {
+	switch {
+	case r.outOfTime(e.clock.Now()):
+		e.reject(ctx, r, r.deadlineError(last))
+	case last == nil:
 		e.reject(ctx, r, p.unavailable(r.model, now))
-		return
+	default:
+		e.giveUp(ctx, r, last)
 	}
-	e.giveUp(ctx, r, last)
 }
 
 // tryRoute runs the attempts of one route: its keys and URLs in order
@@ -88,18 +91,20 @@ func (e *Engine) tryRoute(ctx *fasthttp.RequestCtx, r *request, c candidate, p *
 			r.chSlot = nil
 		}
 	}()
-	maxAttempts := max(r.snap.Routing.MaxAttempts, 1)
 	keys, urls := e.keyOrder(ch, c.anyway), e.urlOrder(ch, c.anyway)
 	keys = pinnedFirst(r, ch, keys, func(i int) string { return e.reg.keyID(ch.Keys[i]) }, r.pin.Key)
 	urls = pinnedFirst(r, ch, urls, func(i int) string { return ch.URLs[i].URL }, r.pin.URL)
 	urls = r.passURLs(ch, urls)
-	for ki, ui := 0, 0; ki < len(keys) && ui < len(urls) && r.attempts < maxAttempts; {
+	for ki, ui := 0, 0; ki < len(keys) && ui < len(urls) && r.mayAttempt(e.clock.Now()); {
 		e.claimTrials(c.route, keys[ki], urls[ui])
 		res := e.attempt(ctx, r, c.route, keys[ki], urls[ui])
 		if res.done {
 			return nil, true
 		}
 		last = &res
+		if r.ranOutOfTime(res, e.clock.Now()) {
+			return last, false // the request's deadline, not the route: nothing cools
+		}
 		if !res.miss {
 			e.reg.health.get(ch.Name).add(e.clock.Now(), true)
 			e.strike(r, c.route, keys[ki], urls[ui], res.outcome)
@@ -211,7 +216,8 @@ func (e *Engine) attemptAs(ctx *fasthttp.RequestCtx, r *request, rt config.Route
 	}
 	reqCtx, cancel := context.WithCancelCause(context.Background())
 	tm := r.snap.Routing.Timeouts
-	stopFirstByte := e.afterFunc(tm.FirstByte.D(), func() { cancel(errFirstByteTimeout) })
+	firstByte, firstByteCause := r.firstByteWait(e.clock.Now())
+	stopFirstByte := e.afterFunc(firstByte, func() { cancel(firstByteCause) })
 	total := tm.NonStream.D()
 	if r.stream {
 		total = tm.Stream.D()
@@ -223,7 +229,8 @@ func (e *Engine) attemptAs(ctx *fasthttp.RequestCtx, r *request, rt config.Route
 		ctx: reqCtx, proxy: ch.Proxy, body: body,
 		url:      r.upstreamURL(up, u, rt.Upstream),
 		header:   func(h headerSetter) { r.setUpstreamHeaders(h, up, ch, ki) },
-		headerBy: e.headerDeadline(tm.FirstByte.D(), total),
+		headerBy: e.headerDeadline(firstByte, total),
+		watch:    e.injectedTimers(),
 	}
 	if r.debugOn(ch) {
 		x := r.captureRequest(r.attempts, &rq)

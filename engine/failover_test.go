@@ -63,22 +63,29 @@ func startFailover(t *testing.T, script func(r *mockupstream.Recorded) mockupstr
 	env.mock = m
 	urlA := `{url: "` + u + `", protocols: [anthropic]}`
 	fallback := "false"
+	timeouts := "timeouts: {first_byte: 400ms}"
 	for _, o := range opts {
 		switch {
+		case strings.HasPrefix(o, "timeouts:"):
+			timeouts = o
 		case o == "refused-url-first":
 			urlA = `{url: "http://127.0.0.1:1", protocols: [anthropic]}, ` + urlA
 		case o == "fallback":
 			fallback = "true"
 		case o == "fake-clock":
+			// Two minutes of fake time: a test that passes did not wait
+			// for them on the wall clock (the upstream's held-back first
+			// byte would have arrived after one).
 			env.clock = clock.NewFake(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
+			if timeouts == "timeouts: {first_byte: 400ms}" {
+				timeouts = "timeouts: {first_byte: 2m}"
+			}
 		}
 	}
-	cfg := strings.NewReplacer("{{URLA}}", urlA, "{{URLB}}", u, "{{FALLBACK}}", fallback).Replace(failoverConfig)
+	cfg := strings.NewReplacer("{{URLA}}", urlA, "{{URLB}}", u, "{{FALLBACK}}", fallback, "timeouts: {first_byte: 400ms}", timeouts).Replace(failoverConfig)
 	var eopts engine.Options
 	if env.clock != nil {
-		// net/http stops at once when a fake timer cancels the attempt; the
-		// fast client's header deadline is on the wall clock (timers.go).
-		eopts.Clock, eopts.Transport = env.clock, http.DefaultTransport
+		eopts.Clock = env.clock // the fast upstream client follows its timers too
 	}
 	env.g = startGatewayWith(t, cfg, eopts)
 	return env
@@ -269,9 +276,9 @@ func TestFailoverRefusedURLThenNextURL(t *testing.T) {
 	}
 }
 
-// TestFailoverSlowFirstByteGoesToNextChannel runs on a fake clock: the
-// first-byte timer fires when the test advances time past
-// timeouts.first_byte, not after 400 ms of waiting.
+// TestFailoverSlowFirstByteGoesToNextChannel runs on a fake clock with the
+// fasthttp upstream client: the first-byte timer fires when the test
+// advances time past timeouts.first_byte (2 minutes), not after waiting.
 func TestFailoverSlowFirstByteGoesToNextChannel(t *testing.T) {
 	env := startFailover(t, func(r *mockupstream.Recorded) mockupstream.Reply {
 		rep := ok(r)
@@ -294,7 +301,7 @@ func TestFailoverSlowFirstByteGoesToNextChannel(t *testing.T) {
 	for env.calls.Load() < 1 || env.clock.Timers() == 0 {
 		runtime.Gosched()
 	}
-	env.clock.Advance(400 * time.Millisecond)
+	env.clock.Advance(2 * time.Minute)
 	a := <-done
 	if a.st != 200 || !strings.Contains(a.body, "message_stop") {
 		t.Fatalf("status %d body %s", a.st, a.body)
@@ -405,5 +412,49 @@ func TestFallbackWhenEverythingIsCooling(t *testing.T) {
 				t.Fatalf("fallback off: %d %s (tried %v)", st, body, env.keysSeen())
 			}
 		})
+	}
+}
+
+// TestRequestDeadlineStopsFailover runs on a fake clock: every upstream
+// holds its first byte back. Channel a's attempt ends at its first_byte
+// (40 s) and cools its URL; channel b's wait is cut at the request's
+// deadline (1 min after arrival), which cools nothing, and no third
+// attempt starts: the client gets a 504 naming both attempts.
+func TestRequestDeadlineStopsFailover(t *testing.T) {
+	env := startFailover(t, func(r *mockupstream.Recorded) mockupstream.Reply {
+		rep := ok(r)
+		rep.FirstByteDelay = time.Minute // ends when the gateway gives up on it
+		return rep
+	}, "fake-clock", "fallback", "timeouts: {first_byte: 40s, request: 1m}")
+	type answer struct {
+		st   int
+		body string
+	}
+	done := make(chan answer, 1)
+	go func() {
+		st, body := env.send(t, "m1", true)
+		done <- answer{st, body}
+	}()
+	for n, step := range []time.Duration{40 * time.Second, 20 * time.Second} {
+		for env.calls.Load() < int64(n+1) || env.clock.Timers() == 0 {
+			runtime.Gosched()
+		}
+		env.clock.Advance(step)
+	}
+	a := <-done
+	if a.st != 504 || !strings.Contains(a.body, `"type":"error"`) || !strings.Contains(a.body, "routing.timeouts.request") ||
+		!strings.Contains(a.body, "after 2 attempt(s) (channels a, b)") {
+		t.Fatalf("status %d body %s", a.st, a.body)
+	}
+	if n := env.calls.Load(); n != 2 {
+		t.Fatalf("%d upstream attempts, want 2: none may start after the deadline", n)
+	}
+	if cd := env.cooling(failure.ScopeURL, "a"); len(cd) != 1 || cd[0].Kind != failure.KindTimeout {
+		t.Fatalf("channel a's URL cooldowns %+v: it exceeded its own first_byte", cd)
+	}
+	for _, e := range env.g.Engine.Cooldowns().List() {
+		if e.Key.Channel == "b" {
+			t.Fatalf("channel b cooled by the request's deadline: %+v", e)
+		}
 	}
 }

@@ -50,9 +50,13 @@ func (e *Engine) send(rq upstreamRequest) sent {
 
 // timedOut reports whether ctx was ended by a timer (an attempt's
 // first-byte or total timeout, a probe's deadline) rather than cancelled.
-func timedOut(ctx context.Context) bool {
-	switch context.Cause(ctx) {
-	case errFirstByteTimeout, errTotalTimeout, context.DeadlineExceeded:
+func timedOut(ctx context.Context) bool { return timerCause(context.Cause(ctx)) }
+
+// timerCause reports whether an attempt's context was ended by one of its
+// timers (or the request's deadline), the cause being context.Cause.
+func timerCause(cause error) bool {
+	switch cause {
+	case errFirstByteTimeout, errTotalTimeout, errRequestDeadline, context.DeadlineExceeded:
 		return true
 	}
 	return false

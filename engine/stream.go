@@ -32,7 +32,7 @@ func (e *Engine) startStream(ctx *fasthttp.RequestCtx, r *request, c *upstreamCa
 			c.stopTimers()
 			cause := context.Cause(c.resp.ctx)
 			c.cancel(nil)
-			o := failure.Classify(failure.Input{Err: streamErr(err), Timeout: cause == errFirstByteTimeout || cause == errTotalTimeout, Now: e.clock.Now()})
+			o := failure.Classify(failure.Input{Err: streamErr(err), Timeout: timerCause(cause), Now: e.clock.Now()})
 			if err == io.EOF {
 				o = failure.Outcome{Kind: failure.KindServer, Scope: failure.ScopeModel, Retry: true, Message: "upstream stream ended before any content"}
 			}

@@ -7,11 +7,12 @@ import (
 )
 
 // TimerClock is a Clock that also runs timers. When the injected Clock is
-// one (clock.Fake), an attempt's first-byte and total timeouts follow it,
-// so failover tests advance time instead of waiting for it. The fast
-// upstream client's header deadline (headerDeadline) stays on the wall
-// clock, as a backstop; tests on a fake clock inject a net/http Transport,
-// which stops the moment the attempt's context ends.
+// one (clock.Fake), an attempt's first-byte and total timeouts and the
+// request's deadline follow it, so failover tests advance time instead of
+// waiting for it. Both upstream clients stop the moment such a timer ends
+// the attempt's context (the fast one through doWatched); the fast
+// client's header deadline (headerDeadline) stays on the wall clock as a
+// backstop.
 type TimerClock interface {
 	clock.Clock
 	// AfterFunc calls f in its own goroutine once d has passed on this
@@ -31,6 +32,13 @@ func (e *Engine) afterFunc(d time.Duration, f func()) (stop func()) {
 	}
 	t := time.AfterFunc(d, f)
 	return func() { t.Stop() }
+}
+
+// injectedTimers reports whether the attempt timers run on an injected
+// clock, which the wall-clock header deadline knows nothing of.
+func (e *Engine) injectedTimers() bool {
+	_, ok := e.clock.(TimerClock)
+	return ok
 }
 
 // headerDeadline is when, on the wall clock, the first of the attempt's

@@ -48,6 +48,10 @@ type upstreamRequest struct {
 	// attempt's timers end ctx too; this lets the fasthttp client stop at
 	// once without a goroutine watching ctx.
 	headerBy time.Time
+	// watch: ctx may end before headerBy for a reason the wall clock does
+	// not know (timers on an injected clock); the fasthttp client then
+	// watches ctx as net/http does (fastUpstream.doWatched).
+	watch bool
 	// onResponse, when set, sees the response before anything reads its
 	// body (debug capture wraps the body).
 	onResponse func(*upstreamResponse)

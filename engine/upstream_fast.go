@@ -78,9 +78,12 @@ func (f *fastUpstream) do(rq upstreamRequest) (*upstreamResponse, error) {
 
 	resp := fasthttp.AcquireResponse()
 	var err error
-	if rq.headerBy.IsZero() {
+	switch {
+	case rq.watch:
+		err = f.doWatched(rq, req, resp)
+	case rq.headerBy.IsZero():
 		err = f.client.Do(req, resp)
-	} else {
+	default:
 		err = f.client.DoDeadline(req, resp, rq.headerBy)
 		if err == nil {
 			// The body is bounded by the attempt's timers, not this deadline.
@@ -102,6 +105,73 @@ func (f *fastUpstream) do(rq upstreamRequest) (*upstreamResponse, error) {
 	}
 	b.stop = context.AfterFunc(rq.ctx, b.interrupt)
 	return &upstreamResponse{StatusCode: resp.StatusCode(), Header: fastHeader{&resp.Header}, Body: b, ctx: rq.ctx}, nil
+}
+
+// doWatched sends rq on a connection of its own that is closed the moment
+// rq.ctx ends, so the wait for the response headers ends with the attempt's
+// timers even when they run on an injected clock (failover tests on a fake
+// clock), not only at the wall-clock header deadline. fasthttp takes no
+// context, and a pooled connection cannot be told apart from the others
+// while its request waits; the one connection of a private HostClient can.
+// The wall clock does not need it (its header deadline is the first of the
+// attempt's timers) and keeps the pool: a dial per attempt costs a
+// handshake.
+func (f *fastUpstream) doWatched(rq upstreamRequest, req *fasthttp.Request, resp *fasthttp.Response) error {
+	var (
+		mu    sync.Mutex
+		conn  net.Conn
+		ended bool
+	)
+	hc := &fasthttp.HostClient{
+		Addr: hostPort(req.URI()),
+		Dial: func(addr string) (net.Conn, error) {
+			c, err := net.DialTimeout("tcp", addr, 10*time.Second)
+			if err != nil {
+				return nil, err
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if ended {
+				c.Close()
+				return nil, context.Cause(rq.ctx)
+			}
+			conn = c
+			return c, nil
+		},
+		NoDefaultUserAgentHeader: f.client.NoDefaultUserAgentHeader,
+		DisablePathNormalizing:   f.client.DisablePathNormalizing,
+		StreamResponseBody:       true,
+		MaxConns:                 1,
+	}
+	// It fires when the attempt ends for any reason, which also closes the
+	// connection after a success: it is this attempt's alone.
+	context.AfterFunc(rq.ctx, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		ended = true
+		if conn != nil {
+			conn.Close()
+		}
+	})
+	if rq.headerBy.IsZero() {
+		return hc.Do(req, resp)
+	}
+	err := hc.DoDeadline(req, resp, rq.headerBy)
+	if err == nil {
+		mu.Lock()
+		_ = conn.SetReadDeadline(time.Time{}) // the body is bounded by the attempt's timers
+		mu.Unlock()
+	}
+	return err
+}
+
+// hostPort is the address a plain http:// URI dials.
+func hostPort(u *fasthttp.URI) string {
+	host := string(u.Host())
+	if _, _, err := net.SplitHostPort(host); err != nil {
+		return net.JoinHostPort(host, "80")
+	}
+	return host
 }
 
 // track registers a new connection under its address pair.

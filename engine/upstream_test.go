@@ -7,13 +7,16 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/valyala/fasthttp"
 
+	"ccload/clock"
 	"ccload/config"
 	"ccload/engine"
 	"ccload/engine/failure"
@@ -23,7 +26,9 @@ import (
 
 // Plain http:// upstreams go through the fasthttp client, everything else
 // through net/http (engine.Options.Transport forces it here, as a proxy or
-// https would). Both must answer, stream, time out and retry the same way.
+// https would). Both must answer, stream, time out and retry the same way,
+// and both follow the engine's clock: the slow first byte times out when a
+// fake clock passes first_byte (2 minutes), with no waiting.
 func TestUpstreamClientsBehaveAlike(t *testing.T) {
 	for _, name := range []string{"fasthttp", "net/http"} {
 		t.Run(name, func(t *testing.T) {
@@ -31,14 +36,18 @@ func TestUpstreamClientsBehaveAlike(t *testing.T) {
 			if name == "net/http" {
 				rt = http.DefaultTransport.(*http.Transport).Clone()
 			}
+			var slowSeen atomic.Bool
 			m, u := startMock(t, mockupstream.Options{Script: func(r *mockupstream.Recorded) mockupstream.Reply {
 				rep := mockupstream.DefaultReply(r)
 				if r.Model == "slow" {
-					rep.FirstByteDelay = 5 * time.Second
+					slowSeen.Store(true)
+					rep.FirstByteDelay = time.Minute // ends when the gateway gives up on it
 				}
 				return rep
 			}})
-			url := startWithTransport(t, strings.NewReplacer("{{URL}}", u).Replace(clientsConfig), rt)
+			clk := clock.NewFake(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
+			yaml := strings.NewReplacer("{{URL}}", u, "first_byte: 300ms", "first_byte: 2m").Replace(clientsConfig)
+			url := startWithOptions(t, yaml, engine.Options{Transport: rt, Clock: clk})
 			h := map[string]string{"x-api-key": testToken, "anthropic-version": "2023-06-01", "anthropic-beta": "b1"}
 
 			resp, body := post(t, url+"/v1/messages", `{"model":"m1","max_tokens":8,"messages":[{"role":"user","content":"hi"}]}`, h)
@@ -55,6 +64,12 @@ func TestUpstreamClientsBehaveAlike(t *testing.T) {
 				t.Fatalf("upstream saw %+v", rec)
 			}
 
+			go func() {
+				for !slowSeen.Load() || clk.Timers() == 0 {
+					runtime.Gosched()
+				}
+				clk.Advance(2 * time.Minute)
+			}()
 			resp, body = post(t, url+"/v1/messages", `{"model":"slow","max_tokens":8,"messages":[{"role":"user","content":"hi"}]}`, h)
 			if resp.StatusCode != 504 || !strings.Contains(body, "timeout") {
 				t.Fatalf("slow first byte: %d %s", resp.StatusCode, body)
@@ -94,7 +109,7 @@ func TestFastUpstreamResendsOnStaleKeepAlive(t *testing.T) {
 			}()
 		}
 	}()
-	url := startWithTransport(t, strings.NewReplacer("{{URL}}", "http://"+ln.Addr().String()).Replace(clientsConfig), nil)
+	url := startWithOptions(t, strings.NewReplacer("{{URL}}", "http://"+ln.Addr().String()).Replace(clientsConfig), engine.Options{})
 	h := map[string]string{"x-api-key": testToken}
 	for i := range 3 {
 		resp, got := post(t, url+"/v1/messages", `{"model":"m1","max_tokens":8,"messages":[{"role":"user","content":"hi"}]}`, h)
@@ -121,9 +136,10 @@ tokens:
     token_sha256: "{{TOKEN_SHA}}"
 `
 
-// startWithTransport serves yaml with the given upstream transport (nil:
-// the engine's own choice) and returns the gateway's base URL.
-func startWithTransport(t *testing.T, yaml string, rt http.RoundTripper) string {
+// startWithOptions serves yaml with the given engine options (Transport
+// nil: the engine's own choice of client) and returns the gateway's base
+// URL; Config and Logs are filled in.
+func startWithOptions(t *testing.T, yaml string, opts engine.Options) string {
 	t.Helper()
 	file := t.TempDir() + "/ccload.yaml"
 	yaml = strings.ReplaceAll(yaml, "{{TOKEN_SHA}}", sha256hex(testToken))
@@ -139,7 +155,8 @@ func startWithTransport(t *testing.T, yaml string, rt http.RoundTripper) string 
 		t.Fatal(err)
 	}
 	logs := store.NewWriter(st, store.WriterOptions{})
-	eng := engine.New(engine.Options{Config: src, Logs: logs, Transport: rt})
+	opts.Config, opts.Logs = src, logs
+	eng := engine.New(opts)
 	srv := &fasthttp.Server{Handler: eng.Handler(nil), ErrorHandler: eng.ErrorHandler}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
