@@ -94,11 +94,15 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 		listen = opts.Listen
 	}
 
-	st, err := store.Open(ctx, snap.Storage.Driver, snap.Storage.DSN.Reveal())
+	// A server database that is down at start does not stop the gateway:
+	// it serves from the config, storage shows degraded, and the store
+	// connects and migrates in the background (README "Database outages").
+	st, err := store.OpenLazy(ctx, snap.Storage.Driver, snap.Storage.DSN.Reveal(), store.LazyOptions{Logger: log})
 	if err != nil {
 		return &exitError{code: exitFail, err: fmt.Errorf("storage (%s): %w", snap.Storage.Driver, err)}
 	}
 	defer st.Close()
+	_, pending := st.Pending()
 	// The writer and the pruner are what keep serving through a database
 	// outage cheap: rows wait in a bounded queue, and nothing on the request
 	// path waits for the database (README "Database outages").
@@ -110,8 +114,13 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 	})
 	cds := cooldown.New(opts.Clock, engine.StorePersister(st))
 	defer cds.Close()
-	if err := engine.LoadCooldowns(ctx, st, cds, time.Now()); err != nil {
-		log.Warn("could not load saved cooldowns", "err", err)
+	loadCooldowns := func(ctx context.Context) {
+		if err := engine.LoadCooldowns(ctx, st, cds, time.Now()); err != nil {
+			log.Warn("could not load saved cooldowns", "err", err)
+		}
+	}
+	if pending == nil {
+		loadCooldowns(ctx)
 	}
 
 	metrics := admin.NewMetrics(src)
@@ -126,10 +135,15 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 		Retention: retention})
 	adm := admin.New(admin.Options{Config: src, Engine: eng, Store: st, Logs: logs, Metrics: metrics, Clock: opts.Clock, Logger: log, WarmStats: true, PriceCatalog: prices,
 		Cluster: member})
-	if n, err := admin.RestorePauses(ctx, st, eng); err != nil {
-		log.Warn("could not load runtime pauses", "err", err)
-	} else if n > 0 {
-		log.Info("channels paused at runtime (admin API override)", "count", n)
+	restore := func(ctx context.Context) {
+		if n, err := admin.RestorePauses(ctx, st, eng); err != nil {
+			log.Warn("could not load runtime pauses", "err", err)
+		} else if n > 0 {
+			log.Info("channels paused at runtime (admin API override)", "count", n)
+		}
+	}
+	if pending == nil {
+		restore(ctx)
 	}
 	srv := eng.NewServer(eng.Handler(func(ctx *fasthttp.RequestCtx) {
 		if !adm.Handler(ctx) && !webui.Handler(ctx) {
@@ -143,6 +157,20 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 		go func() {
 			if err := src.Watch(watchCtx); err != nil && !errors.Is(err, context.Canceled) {
 				log.Error("config watch stopped", "err", err)
+			}
+		}()
+	}
+	if pending != nil {
+		// What was saved before the outage applies once the database is up.
+		go func() {
+			select {
+			case <-st.Connected():
+			case <-watchCtx.Done():
+				return
+			}
+			if _, err := st.Pending(); err == nil {
+				loadCooldowns(watchCtx)
+				restore(watchCtx)
 			}
 		}()
 	}

@@ -295,3 +295,88 @@ tokens:
 		t.Errorf("no row was dropped: the outage never filled the queue of %d, so drop accounting went untested", s.Capacity)
 	}
 }
+
+// TestServeStartsWithPostgresDown starts serve while its PostgreSQL is
+// down: it must serve from the config at once with /health showing the
+// storage degraded, then connect, migrate and write the rows it queued by
+// itself once the server comes up (issue 11, item 2).
+func TestServeStartsWithPostgresDown(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	pg, err := pgtemp.Start(ctx)
+	if err != nil {
+		msg := "*** the PostgreSQL start-down test did NOT run: cannot start a throwaway server: " + err.Error() + " ***"
+		if os.Getenv("CCLOAD_REQUIRE_DBS") == "1" {
+			t.Fatal(msg + " (CCLOAD_REQUIRE_DBS=1 makes this a failure)")
+		}
+		t.Skip(msg)
+	}
+	defer pg.Remove()
+	if err := pg.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	up := mockupstream.New(mockupstream.Options{})
+	upURL, err := up.Start("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer up.Close()
+	base, stop := startServe(t, `version: 1
+server: {listen: "127.0.0.1:0", admin_password: pw}
+storage: {driver: postgres, dsn: "`+pg.DSN()+`"}
+channels:
+  - name: only
+    urls: [{url: "`+upURL+`", protocols: [anthropic]}]
+    keys: [upstream-key-0001]
+    models: [m1]
+tokens:
+  - {name: t, token_sha256: `+tokenHash("sk-t")+`}
+`)
+	defer stop()
+
+	h := getHealth(t, base)
+	if h.Storage.Status != "degraded" || h.Storage.Since == nil || !strings.Contains(h.Storage.LastError, "not connected") {
+		t.Fatalf("/health with the database down at start: %+v", h.Storage)
+	}
+	const n = 5
+	for i := range n {
+		req, _ := http.NewRequest("POST", base+"/v1/messages", strings.NewReader(`{"model":"m1","max_tokens":8,"messages":[{"role":"user","content":"hi"}]}`))
+		req.Header.Set("x-api-key", "sk-t")
+		req.Header.Set("anthropic-version", "2023-06-01")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || !strings.Contains(string(b), mockupstream.DefaultText) {
+			t.Fatalf("request %d with the database down: %d %s", i, resp.StatusCode, b)
+		}
+	}
+	if h := getHealth(t, base); h.Storage.Status != "degraded" || h.Storage.Written != 0 {
+		t.Fatalf("/health before the database is up: %+v", h.Storage)
+	}
+
+	if err := pg.StartAgain(ctx); err != nil {
+		t.Fatal(err)
+	}
+	waitHealth(t, base, "the queued rows are written once the database is up", 2*time.Minute, func(h healthJSON) bool {
+		return h.Storage.Status == "ok" && h.Storage.Written == n && h.Storage.Queued == 0
+	})
+	if err := stop(); err != nil {
+		t.Fatalf("serve: %v", err)
+	}
+	st, err := store.Open(ctx, "postgres", pg.DSN())
+	if err != nil {
+		t.Fatalf("reopen: %v\n%s", err, pg.Log())
+	}
+	defer st.Close()
+	rows, err := st.QueryLogs(ctx, store.LogQuery{Limit: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != n || rows[0].Status != 200 || rows[0].Token != "t" {
+		t.Fatalf("%d rows in the database, want %d with status 200 (first %+v)", len(rows), n, rows)
+	}
+}

@@ -38,21 +38,12 @@ const sqliteParams = "_busy_timeout=10000&_synchronous=NORMAL&_txlock=immediate"
 // go-sql-driver DSN ("user:pass@tcp(host:3306)/db") for MySQL, and a
 // PostgreSQL URL or key=value string for PostgreSQL.
 func Open(ctx context.Context, driver, dsn string) (Store, error) {
-	d, ok := dialects[driver]
-	if !ok {
-		names := make([]string, 0, len(dialects))
-		for n := range dialects {
-			names = append(names, n)
-		}
-		slices.Sort(names)
-		return nil, fmt.Errorf("store: unknown driver %q (want one of %s)", driver, strings.Join(names, ", "))
-	}
-	if strings.TrimSpace(dsn) == "" {
-		return nil, fmt.Errorf("store: %s: empty dsn", driver)
+	d, err := dialectFor(driver, dsn)
+	if err != nil {
+		return nil, err
 	}
 	memory := false
 	if d.name == sqliteDialect.name {
-		var err error
 		if dsn, memory, err = prepareSQLite(dsn); err != nil {
 			return nil, err
 		}
@@ -96,6 +87,24 @@ func Open(ctx context.Context, driver, dsn string) (Store, error) {
 		return nil, err
 	}
 	return &sqlStore{db: db, d: d}, nil
+}
+
+// dialectFor checks the settings that no wait can fix: a known driver and a
+// DSN that is not empty.
+func dialectFor(driver, dsn string) (dialect, error) {
+	d, ok := dialects[driver]
+	if !ok {
+		names := make([]string, 0, len(dialects))
+		for n := range dialects {
+			names = append(names, n)
+		}
+		slices.Sort(names)
+		return dialect{}, fmt.Errorf("store: unknown driver %q (want one of %s)", driver, strings.Join(names, ", "))
+	}
+	if strings.TrimSpace(dsn) == "" {
+		return dialect{}, fmt.Errorf("store: %s: empty dsn", driver)
+	}
+	return d, nil
 }
 
 // prepareSQLite creates the database file's directory and returns the DSN

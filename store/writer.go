@@ -186,6 +186,16 @@ func (w *Writer) Stats() WriterStats {
 	w.errMu.Lock()
 	last, failing := w.lastErr, w.failing
 	w.errMu.Unlock()
+	// A store still connecting (Lazy) is an outage from the start, before
+	// any row was there to fail.
+	if p, ok := w.store.(interface{ Pending() (time.Time, error) }); ok && failing.IsZero() {
+		if since, err := p.Pending(); err != nil {
+			failing = since
+			if last == "" {
+				last = err.Error()
+			}
+		}
+	}
 	return WriterStats{
 		Capacity:     int64(w.opts.QueueSize + w.opts.BatchSize),
 		FailingSince: failing,

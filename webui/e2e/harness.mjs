@@ -60,6 +60,7 @@ channels:
     urls: [{url: "${mockURL}", protocols: [openai]}]
     keys: ["${s.keyOpenAI}"]
     models: [gpt-5, gpt-5-mini]
+    debug: true # its requests keep their upstream traffic (Logs row details)
   - name: flaky
     priority: 5
     urls: [{url: "${mockURL}", protocols: [anthropic]}]

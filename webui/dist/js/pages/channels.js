@@ -74,6 +74,43 @@ const unpricedTitle = 'No price in pricing:, the price catalog or the embedded t
 const unpricedBadge = (c) => (c.unpriced && c.unpriced.length ? [' ', badge(`${c.unpriced.length} unpriced`, 'warn', unpricedTitle)] : null);
 const limit = (n, fmt = fmtInt) => (n ? ` / ${fmt(n)}` : '');
 
+/**
+ * chatStream POSTs body to a channel's chat endpoint and reads its
+ * server-sent events as they arrive: onText for each "delta", and the
+ * "done" event's data as the result.
+ */
+async function chatStream(url, body, onText) {
+  const res = await fetch(url, { method: 'POST', credentials: 'same-origin',
+    headers: { 'Content-Type': 'application/json', Accept: 'text/event-stream' }, body: JSON.stringify(body) });
+  if (!res.ok) {
+    let msg = `${res.status} ${res.statusText}`;
+    try { msg = (await res.json()).error || msg; } catch { /* not JSON */ }
+    throw new Error(msg);
+  }
+  const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+  let buf = '';
+  let done = null;
+  for (;;) {
+    const { value, done: end } = await reader.read();
+    if (end) break;
+    buf += value;
+    let i;
+    while ((i = buf.indexOf('\n\n')) >= 0) {
+      const block = buf.slice(0, i);
+      buf = buf.slice(i + 2);
+      let name = '';
+      let data = '';
+      for (const line of block.split('\n')) {
+        if (line.startsWith('event: ')) name = line.slice(7);
+        else if (line.startsWith('data: ')) data += line.slice(6);
+      }
+      if (name === 'delta') onText(JSON.parse(data).text);
+      else if (name === 'done') done = JSON.parse(data);
+    }
+  }
+  return done;
+}
+
 function card(ch, env) {
   const name = ch.name;
   const path = `/admin/channels/${encodeURIComponent(name)}`;
@@ -88,6 +125,12 @@ function card(ch, env) {
   if (ch.check) model.value = ch.check.model; else if (enabled) model.value = enabled.name;
   const testBtn = h('button', { type: 'button', class: 'btn primary', onclick: () => runTest() }, 'Test');
   const result = h('div', { class: 'test-result', role: 'status', 'aria-live': 'polite' });
+  // A real chat through the normal request path (POST .../chat, SSE).
+  const prompt = h('input', { type: 'text', name: 'prompt', class: 'grow', value: 'Say hello in five words.', maxlength: 4096,
+    'aria-label': `Prompt to send to ${name}`, onkeydown: (e) => { if (e.key === 'Enter') { e.preventDefault(); runChat(); } } });
+  const chatBtn = h('button', { type: 'button', class: 'btn', onclick: () => runChat() }, 'Chat');
+  const answer = h('div', { class: 'chat-answer', hidden: true, 'aria-live': 'polite', 'aria-label': `Answer of ${name}` });
+  const chatInfo = h('div', { class: 'chat-result', role: 'status' });
   let cdSig = null;
   let cur = ch;
 
@@ -102,7 +145,33 @@ function card(ch, env) {
         h('h3', {}, 'Keys'), h('ul', { class: 'plain mono' }, ch.keys.length ? ch.keys.map((k) => h('li', {}, k)) : h('li', { class: 'muted' }, 'none')))),
     h('h3', {}, 'Cooldowns'), cdBox,
     h('div', { class: 'actions' }, pauseBtn, h('span', { class: 'grow' }), model, testBtn),
-    result);
+    result,
+    h('div', { class: 'actions chat' }, prompt, chatBtn),
+    answer, chatInfo);
+
+  async function runChat() {
+    if (chatBtn.disabled) return;
+    chatBtn.disabled = true;
+    chatBtn.textContent = 'Asking…';
+    answer.hidden = false;
+    answer.textContent = '';
+    put(chatInfo, h('span', { class: 'muted' }, `Asking ${name} (${model.value})…`));
+    try {
+      const done = await chatStream(`${path}/chat`, { model: model.value, prompt: prompt.value }, (text) => { answer.textContent += text; });
+      if (!done) throw new Error('the answer ended without its outcome');
+      put(chatInfo,
+        done.ok ? badge('OK', 'ok') : badge('failed', 'err'), ' ',
+        h('span', { class: 'test-facts' }, [`HTTP ${done.status || 'none'}`, done.protocol, done.ttfb_ms ? `first token ${fmtMs(done.ttfb_ms)}` : null,
+          `total ${fmtMs(done.duration_ms)}`, `${done.attempts} attempt${done.attempts === 1 ? '' : 's'}`, done.key].filter(Boolean).join(' · ')),
+        done.error ? h('div', { class: 'err' }, done.error) : null,
+        h('div', { class: 'muted' }, `Logged as ${done.request_id} (token "(channel test)").`));
+    } catch (err) {
+      put(chatInfo, h('span', { class: 'err' }, `Chat failed: ${err.message}`));
+    } finally {
+      chatBtn.disabled = false;
+      chatBtn.textContent = 'Chat';
+    }
+  }
 
   async function togglePause() {
     const pause = !cur.paused;

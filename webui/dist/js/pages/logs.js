@@ -166,7 +166,7 @@ export async function mount(root, ctx) {
       const toggle = () => {
         const open = btn.getAttribute('aria-expanded') !== 'true';
         btn.setAttribute('aria-expanded', String(open));
-        if (open) tr.after(h('tr', { class: 'detail', id }, h('td', { colspan: head.length }, detail(r))));
+        if (open) tr.after(h('tr', { class: 'detail', id }, h('td', { colspan: head.length }, detail(r), debugPanel(r.id, ctx.signal))));
         else document.getElementById(id)?.remove();
       };
       btn.addEventListener('click', (e) => { e.stopPropagation(); toggle(); });
@@ -196,6 +196,42 @@ function detail(r) {
     h('section', { class: 'attempts' }, h('h3', {}, `Attempts (${r.attempt_log.length})`), table('Upstream attempts', [
       { label: '#' }, { label: 'Channel' }, { label: 'Key' }, { label: 'URL' }, { label: 'Protocol' }, { label: 'Upstream model' },
       { label: 'Status' }, { label: 'Failure' }, { label: 'Duration', num: true }, { label: 'Error' }], attempts, 'No upstream attempt (rejected before routing).')));
+}
+
+/**
+ * debugPanel loads GET /admin/logs/{id} and shows the request's debug
+ * capture: for each captured attempt the upstream request and response,
+ * headers and body as stored (credentials already masked by the server).
+ */
+function debugPanel(id, signal) {
+  const box = h('section', { class: 'debug', 'aria-label': `Debug capture of request ${id}` }, h('h3', {}, 'Debug capture'), h('p', { class: 'muted' }, 'Loading…'));
+  api(`/admin/logs/${id}`, { signal }).then((d) => {
+    if (!d.debug) {
+      put(box, h('h3', {}, 'Debug capture'), h('p', { class: 'muted' }, 'Not captured. Set debug: true on the channel or token to keep the upstream requests and responses of its requests.'));
+      return;
+    }
+    put(box, h('h3', {}, `Debug capture (${d.debug.exchanges.length} exchange${d.debug.exchanges.length === 1 ? '' : 's'}, bodies cut at ${fmtInt(d.debug.max_bytes)} bytes)`),
+      d.debug.exchanges.map((x) => h('div', { class: 'exchange' },
+        h('h4', {}, `Attempt ${x.attempt}`),
+        h('div', { class: 'exchange-grid' },
+          message('Request', `${x.request.method} ${x.request.url}`, x.request),
+          x.response ? message('Response', `HTTP ${x.response.status}`, x.response) : h('div', { class: 'muted' }, 'No response (no answer arrived).')))));
+  }).catch((err) => {
+    if (err.name !== 'AbortError') put(box, h('h3', {}, 'Debug capture'), h('p', { class: 'alert', role: 'alert' }, `Could not load the request: ${err.message}`));
+  });
+  return box;
+}
+
+/** message is one captured request or response: first line, headers, body. */
+function message(label, first, m) {
+  const head = [first, ...m.header.map((kv) => `${kv.name}: ${kv.value}`)].join('\n');
+  let note = '';
+  if (m.base64) note = `base64, ${fmtInt(m.size)} bytes`;
+  if (m.truncated) note = `first ${fmtInt(m.base64 ? Math.floor(m.body.length * 3 / 4) : m.body.length)} of ${fmtInt(m.size)} bytes`;
+  return h('div', { class: 'message', dataset: { part: label.toLowerCase() } },
+    h('h5', {}, label, note ? h('span', { class: 'muted' }, ` (${note})`) : null),
+    h('pre', { class: 'mono headers' }, head),
+    h('pre', { class: 'mono body', tabindex: '0' }, m.body || '(empty body)'));
 }
 
 function select(name, options, value) {
