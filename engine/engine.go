@@ -83,6 +83,7 @@ type Engine struct {
 	detect atomic.Pointer[detector]
 
 	redact       atomic.Pointer[snapRedactor]
+	tokens       atomic.Pointer[tokenCache] // credentials that authenticated (auth.go)
 	inflight     atomic.Int64
 	unauthorized atomic.Int64
 	noLogs       atomic.Int64
