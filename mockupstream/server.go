@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tidwall/gjson"
@@ -45,6 +46,10 @@ type Options struct {
 	// another family answers 404 as an unknown endpoint would, the way a
 	// real single-protocol upstream does (engine protocol detection tests).
 	Families []string
+	// RefuseWebSocket, when > 0, answers every Responses WebSocket upgrade
+	// with that HTTP status instead of upgrading, as an upstream without
+	// WebSocket mode does (404, 426…).
+	RefuseWebSocket int
 }
 
 // Recorded is one request the mock received. Its fields are copies owned by
@@ -84,6 +89,9 @@ type Server struct {
 
 	httpSrv *http.Server
 	served  chan error // Serve's result, once Start ran
+
+	sockets atomic.Int64 // WebSocket upgrades asked for, refused ones included
+	open    atomic.Int64 // WebSockets open now
 }
 
 // New returns a Server with the given options. A Server must be made by New.
