@@ -24,13 +24,13 @@ import (
 const minShareSample = 4
 
 // identifySession names the request's session when affinity is on.
-func identifySession(ctx *fasthttp.RequestCtx, r *request) {
+func identifySession(ctx *fasthttp.RequestCtx, r *request, in *members) {
 	if !r.snap.Routing.Affinity.Enabled {
 		return
 	}
 	r.session = affinity.Identify(r.ep.family, func(name string) string {
 		return string(ctx.Request.Header.Peek(name))
-	}, r.body)
+	}, in.get)
 }
 
 // preferPinned moves the session's pinned route to the front of the plan

@@ -174,7 +174,7 @@ func credentialHeader(name string) bool {
 		return true
 	}
 	for _, w := range credentialWords {
-		if strings.Contains(lower, w) {
+		if strings.Contains(lower, string(w)) {
 			return true
 		}
 	}

@@ -80,6 +80,7 @@ type Engine struct {
 	ws wsState // the Responses WebSocket transport (websocket.go)
 
 	redact       atomic.Pointer[snapRedactor]
+	tokens       atomic.Pointer[tokenCache] // credentials that authenticated (auth.go)
 	inflight     atomic.Int64
 	unauthorized atomic.Int64
 	noLogs       atomic.Int64

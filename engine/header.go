@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"strings"
 
 	"github.com/valyala/fasthttp"
@@ -37,10 +38,15 @@ var dropRequestHeaders = map[string]bool{
 
 // credentialWords mark a header name as a credential wherever they appear
 // in it.
-var credentialWords = []string{"auth", "key", "token", "secret", "password", "passwd", "cookie", "session", "credential", "signature"}
+var credentialWords = [][]byte{
+	[]byte("auth"), []byte("key"), []byte("token"), []byte("secret"), []byte("password"),
+	[]byte("passwd"), []byte("cookie"), []byte("session"), []byte("credential"), []byte("signature"),
+}
 
 // forwardHeaders lists the client headers a native upstream may see, by
-// the rule above.
+// the rule above. It runs on every request, so it allocates little: names
+// are lowered into a stack buffer for the checks, and the kept names and
+// values share one string (perf, issue 12).
 func forwardHeaders(h *fasthttp.RequestHeader) [][2]string {
 	var hop map[string]bool
 	for _, v := range h.PeekAll("Connection") {
@@ -53,22 +59,50 @@ func forwardHeaders(h *fasthttp.RequestHeader) [][2]string {
 			}
 		}
 	}
-	var out [][2]string
+	// Stack space for the usual dozen headers; append moves to the heap
+	// beyond it.
+	var bufSpace [1024]byte
+	var spanSpace [16][3]int
+	buf := bufSpace[:0]
+	spans := spanSpace[:0] // name start, name end = value start, value end; in buf
+	var lower [64]byte
 	h.VisitAll(func(k, v []byte) {
-		if forwardable(string(k), v, hop) {
-			out = append(out, [2]string{string(k), string(v)})
+		if forwardable(k, v, hop, lower[:0]) {
+			start := len(buf)
+			buf = append(buf, k...)
+			mid := len(buf)
+			buf = append(buf, v...)
+			spans = append(spans, [3]int{start, mid, len(buf)})
 		}
 	})
+	if len(spans) == 0 {
+		return nil
+	}
+	all := string(buf)
+	out := make([][2]string, len(spans))
+	for i, sp := range spans {
+		out[i] = [2]string{all[sp[0]:sp[1]], all[sp[1]:sp[2]]}
+	}
 	return out
 }
 
-func forwardable(name string, value []byte, hop map[string]bool) bool {
-	lower := strings.ToLower(name)
-	if dropRequestHeaders[lower] || hop[lower] || !validHeaderName(name) || !validHeaderValue(value) {
+// forwardable applies the rule to one header; lower is scratch space for
+// the lowered name.
+func forwardable(name, value []byte, hop map[string]bool, lower []byte) bool {
+	if !validHeaderName(name) || !validHeaderValue(value) {
+		return false
+	}
+	for _, c := range name {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		lower = append(lower, c)
+	}
+	if dropRequestHeaders[string(lower)] || hop[string(lower)] { // no copy: map index by string(bytes)
 		return false
 	}
 	for _, w := range credentialWords {
-		if strings.Contains(lower, w) {
+		if bytes.Contains(lower, w) {
 			return false
 		}
 	}
@@ -76,8 +110,8 @@ func forwardable(name string, value []byte, hop map[string]bool) bool {
 }
 
 // validHeaderName reports whether name is an RFC 9110 token.
-func validHeaderName(name string) bool {
-	if name == "" {
+func validHeaderName(name []byte) bool {
+	if len(name) == 0 {
 		return false
 	}
 	for i := 0; i < len(name); i++ {

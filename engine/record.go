@@ -5,7 +5,6 @@ import (
 	"sync"
 	"time"
 
-	"ccload/config"
 	"ccload/engine/cooldown"
 	"ccload/engine/failure"
 	"ccload/protocol"
@@ -65,7 +64,9 @@ type attemptLog struct {
 }
 
 func (rec *record) begin(channel, keyFP, url string, fam protocol.Family, model string, now time.Time) *attemptLog {
-	a := &attemptLog{Channel: channel, KeyFP: keyFP, URL: config.MaskURL(url), Protocol: fam, UpstreamModel: model, start: now, mu: &rec.mu, red: rec.red}
+	// URLOfID(urlID(url)) is config.MaskURL(url), memoized: masking runs
+	// url.Parse and regexps, on every attempt otherwise.
+	a := &attemptLog{Channel: channel, KeyFP: keyFP, URL: URLOfID(urlID(url)), Protocol: fam, UpstreamModel: model, start: now, mu: &rec.mu, red: rec.red}
 	rec.mu.Lock()
 	rec.attempts = append(rec.attempts, a)
 	rec.mu.Unlock()

@@ -61,10 +61,14 @@ func (e *Engine) newRequest(ctx *fasthttp.RequestCtx, ep endpoint, snap *config.
 		start:    e.clock.Now(),
 		clientIP: ClientIP(ctx, &snap.Server),
 	}
+	// fasthttp would hold its copy of the body until the response is out,
+	// which for a stream is its whole life: give it back to fasthttp's pool
+	// now (perf, issue 12: an agent's body is hundreds of kilobytes).
+	ctx.Request.ResetBody()
 	r.header = forwardHeaders(&ctx.Request.Header)
 	r.socket = ctx.UserValue(wsTurnKey) != nil
 	if mayCapture(snap, tok) {
-		r.clientKey = clientToken(ctx)
+		r.clientKey = string(clientToken(ctx))
 	}
 	r.rec = record{
 		id:             string(ctx.Request.Header.Peek("x-request-id")),
@@ -74,7 +78,6 @@ func (e *Engine) newRequest(ctx *fasthttp.RequestCtx, ep endpoint, snap *config.
 		clientIP:       r.clientIP,
 		red:            e.redactor(snap),
 	}
-	identifySession(ctx, r)
 	return r
 }
 

@@ -19,7 +19,7 @@ func (e *Engine) serveProxy(ctx *fasthttp.RequestCtx, ep endpoint) {
 	var r *request
 	defer e.recoverRequest(ctx, ep, &r)
 	snap := e.cfg.Current()
-	tok := authenticate(snap, clientToken(ctx))
+	tok := e.authenticate(snap, clientToken(ctx))
 	if tok == nil {
 		// Design §5.7: no valid token, no log row (only a counter).
 		e.unauthorized.Add(1)
@@ -41,7 +41,7 @@ func (e *Engine) serveProxy(ctx *fasthttp.RequestCtx, ep endpoint) {
 func (e *Engine) serveRequest(ctx *fasthttp.RequestCtx, r *request) {
 	ep := r.ep
 	e.inflight.Add(1)
-	if err := r.admit(); err != nil {
+	if err := r.admit(ctx); err != nil {
 		e.reject(ctx, r, err)
 		return
 	}
@@ -87,39 +87,44 @@ func (e *Engine) begin(r *request) {
 
 // admit checks everything that needs no upstream: body size, the model and
 // stream flag (read with gjson, nothing else is parsed), token expiry and
-// model globs.
-func (r *request) admit() *clientError {
+// model globs. An admitted request then has its session named (affinity)
+// from the same walk of the body.
+func (r *request) admit(ctx *fasthttp.RequestCtx) *clientError {
 	// A WebSocket turn's frame was held to the limit already (1009); its
 	// body also carries the replayed transcript, bounded by
 	// server.websockets.max_transcript_bytes instead.
 	if limit := int(r.snap.Server.MaxBodyBytes); limit > 0 && len(r.body) > limit && !r.socket {
 		return &clientError{Status: 413, Msg: fmt.Sprintf("request body is %d bytes, over the server.max_body_bytes limit of %d", len(r.body), limit)}
 	}
+	in := &members{}
 	if r.ep.pass != nil && r.ep.pass.Form {
 		if ce := r.admitForm(); ce != nil {
 			return ce
 		}
-	} else if ce := checkInput(r.body); ce != nil {
-		return ce
+	} else {
+		in = readMembers(r.body)
+		if ce := checkInput(r.body, in); ce != nil {
+			return ce
+		}
 	}
 	switch {
 	case r.model != "": // a form's model, read by admitForm
 	case r.ep.model != "": // Gemini: model and stream come from the path
 		r.model, r.stream = r.ep.model, r.ep.stream
 	default:
-		m := gjson.GetBytes(r.body, "model")
+		m := in.get("model")
 		if m.Type != gjson.String || m.Str == "" {
 			return &clientError{Status: 400, Msg: `request body has no "model" string`}
 		}
-		r.model = m.Str
-		r.stream = gjson.GetBytes(r.body, "stream").Bool()
+		r.model = strings.Clone(m.Str) // in points into a copy of the body kept no longer
+		r.stream = in.get("stream").Bool()
 		if r.ep.pass != nil && !r.ep.pass.Stream {
 			// images may stream partial images; that SSE is streamed
 			// through unparsed (finishPass), not peeked at like chat.
 			r.stream = false
 		}
 		if r.ep.family == protocol.OpenAI && r.stream {
-			r.chatUsage = gjson.GetBytes(r.body, "stream_options.include_usage").Bool()
+			r.chatUsage = in.get("stream_options").Get("include_usage").Bool()
 		}
 	}
 	if strings.IndexFunc(r.model, isControl) >= 0 {
@@ -133,6 +138,7 @@ func (r *request) admit() *clientError {
 	if !t.AllowsModel(r.model) {
 		return &clientError{Status: 403, Msg: fmt.Sprintf("token %q may not use model %q (allowed: %s)", t.Name, r.model, strings.Join(t.Models, ", "))}
 	}
+	identifySession(ctx, r, in)
 	return nil
 }
 

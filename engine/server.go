@@ -78,7 +78,7 @@ func (e *Engine) headerReceived(h *fasthttp.RequestHeader) fasthttp.RequestConfi
 		return conf
 	}
 	conf.WriteTimeout = lim.StreamWriteTimeout.D()
-	if authenticate(snap, tokenFrom(h, u.QueryArgs())) == nil {
+	if e.authenticate(snap, tokenFrom(h, u.QueryArgs())) == nil {
 		conf.MaxRequestBodySize = 1
 	}
 	return conf
@@ -102,7 +102,7 @@ func (e *Engine) ErrorHandler(ctx *fasthttp.RequestCtx, err error) {
 		ep.family = protocol.OpenAI
 	}
 	snap := e.cfg.Current()
-	tok := authenticate(snap, clientToken(ctx))
+	tok := e.authenticate(snap, clientToken(ctx))
 	ce := &clientError{Status: fasthttp.StatusBadRequest, Msg: "malformed HTTP request"}
 	var ne net.Error
 	switch {

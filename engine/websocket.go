@@ -54,7 +54,7 @@ func isSocket(ctx *fasthttp.RequestCtx) bool {
 // POST /v1/responses.
 func (e *Engine) serveSocket(ctx *fasthttp.RequestCtx) {
 	snap := e.cfg.Current()
-	tok := authenticate(snap, clientToken(ctx))
+	tok := e.authenticate(snap, clientToken(ctx))
 	if tok == nil {
 		e.unauthorized.Add(1)
 		writeError(ctx, protocol.Responses, &clientError{Status: 401, Msg: "missing or invalid ccload token"})

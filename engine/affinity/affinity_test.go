@@ -38,7 +38,7 @@ func TestIdentifyOrder(t *testing.T) {
 		for k, v := range c.header {
 			h.Set(k, v)
 		}
-		got := Identify(c.fam, h.Get, []byte(c.body))
+		got := Identify(c.fam, h.Get, Members([]byte(c.body)))
 		if got != c.want {
 			t.Errorf("%s: got %+v, want %+v", c.name, got, c.want)
 		}
@@ -52,7 +52,7 @@ func TestFingerprintStableOverTurns(t *testing.T) {
 	turn1 := `{"systemInstruction":{"parts":[{"text":"sys"}]},"contents":[{"role":"user","parts":[{"text":"task A"}]}]}`
 	turn2 := `{"systemInstruction":{"parts":[{"text":"sys"}]},"contents":[{"role":"user","parts":[{"text":"task A"}]},{"role":"model","parts":[{"text":"ok"}]},{"role":"user","parts":[{"text":"more"}]}]}`
 	other := `{"systemInstruction":{"parts":[{"text":"sys"}]},"contents":[{"role":"user","parts":[{"text":"task B"}]}]}`
-	a, b, c := Identify(protocol.Gemini, none, []byte(turn1)), Identify(protocol.Gemini, none, []byte(turn2)), Identify(protocol.Gemini, none, []byte(other))
+	a, b, c := Identify(protocol.Gemini, none, Members([]byte(turn1))), Identify(protocol.Gemini, none, Members([]byte(turn2))), Identify(protocol.Gemini, none, Members([]byte(other)))
 	if a.Source != SourceFingerprint || a.ID == "" || a != b {
 		t.Fatalf("fingerprint changed over turns: %+v %+v", a, b)
 	}

@@ -4,12 +4,23 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"io"
 	"strings"
 
 	"github.com/tidwall/gjson"
 
 	"ccload/protocol"
 )
+
+// Body returns a top-level member of a request body by name. The engine
+// passes one over members it found in a single walk of the body (an
+// agent's request runs to hundreds of kilobytes); Members reads raw bytes.
+type Body func(name string) gjson.Result
+
+// Members is a Body over raw JSON bytes.
+func Members(body []byte) Body {
+	return func(name string) gjson.Result { return gjson.GetBytes(body, name) }
+}
 
 // Source names where a session identity came from; it is shown in the
 // README's order table and kept for tests and debugging.
@@ -38,19 +49,21 @@ type Identity struct {
 // x-session-id), the OpenAI `user` field, and last a fingerprint of the
 // system instruction and the first user turn, which is stable across the
 // turns of one conversation because agents only ever append to it.
-// header looks a request header up by name (case-insensitive).
-func Identify(fam protocol.Family, header func(string) string, body []byte) Identity {
+// header looks a request header up by name (case-insensitive); body reads
+// the request body's top-level members. The ID shares no memory with the
+// body, so keeping it does not keep the body.
+func Identify(fam protocol.Family, header func(string) string, body Body) Identity {
 	if fam == protocol.OpenAI || fam == protocol.Responses {
-		if v := gjson.GetBytes(body, "prompt_cache_key"); v.Type == gjson.String && v.Str != "" {
-			return Identity{v.Str, SourceCacheKey}
+		if v := body("prompt_cache_key"); v.Type == gjson.String && v.Str != "" {
+			return Identity{strings.Clone(v.Str), SourceCacheKey}
 		}
 	}
 	if v := header("x-claude-code-session-id"); v != "" {
 		return Identity{v, SourceClaudeHeader}
 	}
 	if fam == protocol.Anthropic {
-		if id := claudeSession(gjson.GetBytes(body, "metadata.user_id").Str); id != "" {
-			return Identity{id, SourceClaudeUserID}
+		if id := claudeSession(body("metadata").Get("user_id").Str); id != "" {
+			return Identity{strings.Clone(id), SourceClaudeUserID}
 		}
 	}
 	if v := header("thread-id"); v != "" {
@@ -62,8 +75,8 @@ func Identify(fam protocol.Family, header func(string) string, body []byte) Iden
 		}
 	}
 	if fam == protocol.OpenAI || fam == protocol.Responses {
-		if v := gjson.GetBytes(body, "user"); v.Type == gjson.String && v.Str != "" {
-			return Identity{v.Str, SourceUser}
+		if v := body("user"); v.Type == gjson.String && v.Str != "" {
+			return Identity{strings.Clone(v.Str), SourceUser}
 		}
 	}
 	if fp := fingerprint(fam, body); fp != "" {
@@ -97,44 +110,45 @@ func claudeSession(userID string) string {
 
 // fingerprint hashes what stays fixed over one conversation: the system
 // instruction and the first user turn, in the family's own shape.
-func fingerprint(fam protocol.Family, body []byte) string {
+func fingerprint(fam protocol.Family, body Body) string {
 	var sys, first gjson.Result
 	switch fam {
 	case protocol.Anthropic:
-		sys = gjson.GetBytes(body, "system")
-		first = gjson.GetBytes(body, `messages.#(role=="user")`)
+		sys = body("system")
+		first = body("messages").Get(`#(role=="user")`)
 	case protocol.OpenAI:
-		sys = gjson.GetBytes(body, `messages.#(role=="system")`)
+		sys = body("messages").Get(`#(role=="system")`)
 		if !sys.Exists() {
-			sys = gjson.GetBytes(body, `messages.#(role=="developer")`)
+			sys = body("messages").Get(`#(role=="developer")`)
 		}
-		first = gjson.GetBytes(body, `messages.#(role=="user")`)
+		first = body("messages").Get(`#(role=="user")`)
 	case protocol.Responses:
-		sys = gjson.GetBytes(body, "instructions")
-		in := gjson.GetBytes(body, "input")
+		sys = body("instructions")
+		in := body("input")
 		if in.Type == gjson.String {
 			first = in
 		} else {
 			first = in.Get(`#(role=="user")`)
 		}
 	case protocol.Gemini:
-		sys = gjson.GetBytes(body, "systemInstruction")
+		sys = body("systemInstruction")
 		if !sys.Exists() {
-			sys = gjson.GetBytes(body, "system_instruction")
+			sys = body("system_instruction")
 		}
-		first = gjson.GetBytes(body, `contents.#(role=="user")`)
+		first = body("contents").Get(`#(role=="user")`)
 		if !first.Exists() {
-			first = gjson.GetBytes(body, "contents.0")
+			first = body("contents").Get("0")
 		}
 	}
 	if !first.Exists() {
 		return ""
 	}
 	h := sha256.New()
-	h.Write([]byte(fam))
+	io.WriteString(h, string(fam))
 	h.Write([]byte{0})
-	h.Write([]byte(sys.Raw))
+	io.WriteString(h, sys.Raw) // no copy of a long system prompt
 	h.Write([]byte{0})
-	h.Write([]byte(first.Raw))
-	return "fp:" + hex.EncodeToString(h.Sum(nil)[:12])
+	io.WriteString(h, first.Raw)
+	var sum [sha256.Size]byte
+	return "fp:" + hex.EncodeToString(h.Sum(sum[:0])[:12])
 }

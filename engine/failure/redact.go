@@ -125,6 +125,9 @@ func (r *Redactor) replaceExact(s string) string {
 // Message is s fit for a log row, a cooldown reason or an event: secrets
 // removed, whitespace collapsed, at most maxMessage bytes.
 func (r *Redactor) Message(s string) string {
+	if s == "" {
+		return "" // every successful attempt's; the regexps below cost allocations even on nothing
+	}
 	return cleanMessage(urlUserinfoRe.ReplaceAllString(r.replaceExact(s), "${1}"+redacted+"@"))
 }
 
