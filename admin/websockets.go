@@ -13,8 +13,8 @@ type webSocketEngine interface{ WebSockets() *responsesws.Stats }
 
 var (
 	descWSSockets  = prometheus.NewDesc("ccload_websocket_sockets", "Responses WebSocket sockets open now.", nil, nil)
-	descWSSessions = prometheus.NewDesc("ccload_websocket_sessions", "Response chains the open sockets remember for previous_response_id.", nil, nil)
-	descWSBytes    = prometheus.NewDesc("ccload_websocket_transcript_bytes", "Bytes of transcript those chains hold.", nil, nil)
+	descWSSessions = prometheus.NewDesc("ccload_websocket_sessions", "Sessions (token and Session-Id, or one socket) whose transcripts ccload holds for previous_response_id.", nil, nil)
+	descWSBytes    = prometheus.NewDesc("ccload_websocket_transcript_bytes", "Bytes of transcript those sessions hold.", nil, nil)
 	descWSTurns    = prometheus.NewDesc("ccload_websocket_turns_total", "response.create frames served (warm-ups included).", nil, nil)
 	descWSRefused  = prometheus.NewDesc("ccload_websocket_refused_total", "Upgrades refused by server.websockets.max_sockets or max_sockets_per_token.", nil, nil)
 )

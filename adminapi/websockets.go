@@ -1,8 +1,9 @@
 package adminapi
 
 // WebSocketStatus is the Responses WebSocket transport in /admin/status
-// (issue 15): open sockets, the response chains they remember and the
-// transcript bytes those hold, turns served and upgrades refused.
+// (issue 15): open sockets, the sessions whose transcripts ccload holds
+// (per token and Session-Id, or per socket) and the bytes those hold,
+// turns served and upgrades refused.
 type WebSocketStatus struct {
 	Sockets         int64 `json:"sockets"`
 	Sessions        int64 `json:"sessions"`

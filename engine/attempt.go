@@ -228,7 +228,8 @@ func (e *Engine) attempt(ctx *fasthttp.RequestCtx, r *request, rt config.Route, 
 	}
 	var s sent
 	if r.socket && ch.WebSockets && up == protocol.Responses && ch.Proxy == "" {
-		s = e.sendSocket(rq, func(n string) { at.note([]string{n}) })
+		slot := ch.Name + "\x00" + e.reg.keyID(ch.Keys[ki]) + "\x00" + rq.url
+		s = e.sendSocket(rq, r.ups, slot, func(n string) { at.note([]string{n}) })
 	} else {
 		s = e.send(rq)
 	}

@@ -18,6 +18,7 @@ import (
 	"ccload/clock"
 	"ccload/config"
 	"ccload/engine/cooldown"
+	"ccload/engine/responsesws"
 	"ccload/pricing"
 	"ccload/protocol"
 	"ccload/store"
@@ -103,6 +104,9 @@ func New(opts Options) *Engine {
 		catalog:   opts.Catalog,
 		reg:       newRegistry(opts, opts.Clock),
 	}
+	// The session store reports to the transport's stats, which live
+	// with the engine's other WebSocket counters.
+	e.reg.wsSessions = responsesws.NewSessions(&e.ws.stats)
 	e.bus = NewBus()
 	e.active = newActive()
 	e.upstream = newUpstreams(opts.Transport)

@@ -13,6 +13,7 @@ import (
 	"ccload/engine/affinity"
 	"ccload/engine/cooldown"
 	"ccload/engine/failure"
+	"ccload/engine/responsesws"
 )
 
 // registry is all of the engine's runtime state that outlives a config
@@ -37,7 +38,11 @@ import (
 //	URL                urlIDs (memoized urlID, cooldown names of URLs)
 //	key value          keyIDs (memoized keyID)
 //	token name         tokenLoad (in flight, RPM), sockets (open
-//	                   Responses WebSockets per token)
+//	                   Responses WebSockets per token), wsSessions
+//	                   (Responses WebSocket transcripts, per token and
+//	                   Session-Id; their own bounds besides the sweep)
+//	URL                wsRefused (native upstream WebSocket refused
+//	                   until a time)
 //	upstream model     unpriced (models already warned about)
 //	token / channel    ledger (spend against cost limits)
 //	session            pins (session affinity; swept by channel)
@@ -61,8 +66,10 @@ type registry struct {
 	urlIDs sync.Map // raw URL -> urlID(raw)
 	keyIDs sync.Map // key value -> keyID(key); on every routing decision
 
-	tokenLoad loads
-	sockets   sync.Map // token name -> *atomic.Int64 (open sockets)
+	tokenLoad  loads
+	sockets    sync.Map // token name -> *atomic.Int64 (open sockets)
+	wsSessions *responsesws.Sessions
+	wsRefused  sync.Map // raw URL -> time.Time until which its upgrade is not asked again
 
 	unpriced sync.Map // upstream model -> true once warned
 
@@ -231,6 +238,8 @@ func (r *registry) sweep(snap *config.Snapshot) {
 	sweepMap(&r.keyIDs, func(k any) bool { return keys[k.(string)] })
 	sweepMap(&r.tokenLoad.m, hasToken)
 	sweepMap(&r.sockets, hasToken)
+	r.wsSessions.DropTokens(func(name string) bool { return tokens[name] })
+	sweepMap(&r.wsRefused, func(k any) bool { return rawURLs[k.(string)] })
 	sweepMap(&r.unpriced, func(k any) bool { return models[k.(string)] })
 
 	r.wrrMu.Lock()

@@ -36,6 +36,7 @@ type request struct {
 	costReserved bool
 	// socket: a WebSocket turn (websocket.go), not an HTTP request.
 	socket bool
+	ups    *upstreamSockets // the socket's idle native upstream socket
 	// finished: finish ran; it runs once, whichever path (answer, reject,
 	// stream end, recovered panic) gets there first.
 	finished atomic.Bool
@@ -66,7 +67,7 @@ func (e *Engine) newRequest(ctx *fasthttp.RequestCtx, ep endpoint, snap *config.
 	// now (perf, issue 12: an agent's body is hundreds of kilobytes).
 	ctx.Request.ResetBody()
 	r.header = forwardHeaders(&ctx.Request.Header)
-	r.socket = ctx.UserValue(wsTurnKey) != nil
+	r.ups, r.socket = ctx.UserValue(wsTurnKey).(*upstreamSockets)
 	if mayCapture(snap, tok) {
 		r.clientKey = string(clientToken(ctx))
 	}

@@ -10,6 +10,7 @@ import (
 	"ccload/config"
 	"ccload/engine/affinity"
 	"ccload/engine/failure"
+	"ccload/engine/responsesws"
 )
 
 func snapOf(t *testing.T, yaml string) *config.Snapshot {
@@ -65,6 +66,7 @@ func TestSweepDropsRuntimeStateOfRemovedEntities(t *testing.T) {
 		r.keyCursor(ch.Name + "\x00check")
 		for i, u := range ch.URLs {
 			r.observeURL(ch.Name, u.URL, 10)
+			r.wsRefused.Store(u.URL, now)
 			r.cooldowns.Strike(e.urlScope(ch, i), failure.Outcome{Kind: failure.KindServer, Scope: failure.ScopeURL}, pol)
 		}
 		for i := range ch.Keys {
@@ -83,6 +85,7 @@ func TestSweepDropsRuntimeStateOfRemovedEntities(t *testing.T) {
 	for _, tk := range before.Tokens {
 		r.tokenLoad.get(tk.Name).admit(now, 0, 0)
 		r.socketCount(tk.Name).Add(1)
+		r.wsSessions.Put(config.DefaultWebSockets, responsesws.SessionKey(tk.Name, "s"), tk.Name, "resp_"+tk.Name, nil, now)
 		if err := r.ledger.reserveToken(&config.Token{Name: tk.Name, CostLimit: 1}); err != nil {
 			t.Fatal(err)
 		}
@@ -105,12 +108,14 @@ func TestSweepDropsRuntimeStateOfRemovedEntities(t *testing.T) {
 			}
 			return keys
 		},
-		"urls":      func() []string { return mapKeys(&r.urls) },
-		"urlIDs":    func() []string { return mapKeys(&r.urlIDs) },
-		"keyIDs":    func() []string { return mapKeys(&r.keyIDs) },
-		"tokenLoad": func() []string { return mapKeys(&r.tokenLoad.m) },
-		"sockets":   func() []string { return mapKeys(&r.sockets) },
-		"unpriced":  func() []string { return mapKeys(&r.unpriced) },
+		"urls":       func() []string { return mapKeys(&r.urls) },
+		"urlIDs":     func() []string { return mapKeys(&r.urlIDs) },
+		"keyIDs":     func() []string { return mapKeys(&r.keyIDs) },
+		"tokenLoad":  func() []string { return mapKeys(&r.tokenLoad.m) },
+		"sockets":    func() []string { return mapKeys(&r.sockets) },
+		"wsSessions": func() []string { return r.wsSessions.Tokens() },
+		"wsRefused":  func() []string { return mapKeys(&r.wsRefused) },
+		"unpriced":   func() []string { return mapKeys(&r.unpriced) },
 		"ledger": func() (keys []string) {
 			r.ledger.mu.Lock()
 			defer r.ledger.mu.Unlock()

@@ -24,11 +24,17 @@ type wsState struct {
 
 // wsTurnKey marks a RequestCtx that carries one WebSocket turn, not a
 // client connection: its log row notes the transport and it has no
-// connection to set write deadlines on.
+// connection to set write deadlines on. Its value is the downstream
+// socket's *upstreamSockets.
 const wsTurnKey = "ccload.websocket_turn"
 
-// WebSockets reports the transport's stats (/metrics, /admin/status).
-func (e *Engine) WebSockets() *responsesws.Stats { return &e.ws.stats }
+// WebSockets reports the transport's stats (/metrics, /admin/status),
+// first forgetting the sessions past session_ttl so the gauges count only
+// sessions a turn could still continue.
+func (e *Engine) WebSockets() *responsesws.Stats {
+	e.reg.wsSessions.Expire(e.cfg.Current().Server.WebSockets.SessionTTL.D(), e.clock.Now())
+	return &e.ws.stats
+}
 
 // upgrader accepts Codex's permessage-deflate offer. The default origin
 // check stays: a browser page from another origin may not open a socket
@@ -77,24 +83,39 @@ func (e *Engine) serveSocket(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	tmpl := turnTemplate(&ctx.Request.Header)
+	ups := new(upstreamSockets)
 	remote := ctx.RemoteAddr()
 	opts := responsesws.Options{
 		Bounds:       b,
 		MaxFrame:     int64(snap.Server.MaxBodyBytes),
 		Stats:        &e.ws.stats,
+		Sessions:     e.reg.wsSessions,
+		Token:        tok.Name,
+		SessionID:    sessionID(&ctx.Request.Header),
 		WriteTimeout: snap.Server.Limits.StreamWriteTimeout.D(),
 		Now:          e.clock.Now,
 		Turn: func(body []byte) responsesws.Result {
-			return e.serveTurn(tmpl, remote, body)
+			return e.serveTurn(tmpl, remote, ups, body)
 		},
 	}
 	err := upgrader.Upgrade(ctx, func(conn *websocket.Conn) {
 		defer release()
+		defer ups.close()
 		responsesws.Serve(conn, opts)
 	})
 	if err != nil {
 		release() // the upgrader answered the HTTP error
 	}
+}
+
+// sessionID names the conversation a socket belongs to: Codex sends
+// Session-Id and Thread-Id on every socket of one session, so a socket
+// that reconnects finds the chains the previous one left.
+func sessionID(h *fasthttp.RequestHeader) string {
+	if v := h.Peek("Session-Id"); len(v) > 0 {
+		return string(v)
+	}
+	return string(h.Peek("Thread-Id"))
 }
 
 // turnTemplate is the request each turn is served as: the upgrade's
@@ -120,13 +141,13 @@ func turnTemplate(h *fasthttp.RequestHeader) *fasthttp.Request {
 // HTTP request's. The SSE body the attempt loop commits to is handed back
 // to the socket, which relays it frame by frame; closing it early (the
 // client went away) cancels the upstream like a dropped HTTP client.
-func (e *Engine) serveTurn(tmpl *fasthttp.Request, remote net.Addr, body []byte) responsesws.Result {
+func (e *Engine) serveTurn(tmpl *fasthttp.Request, remote net.Addr, ups *upstreamSockets, body []byte) responsesws.Result {
 	var req fasthttp.Request
 	tmpl.CopyTo(&req)
 	req.SetBody(body)
 	rc := new(fasthttp.RequestCtx)
 	rc.Init(&req, remote, nil)
-	rc.SetUserValue(wsTurnKey, true)
+	rc.SetUserValue(wsTurnKey, ups)
 	e.serveProxy(rc, endpoint{family: protocol.Responses})
 	if rc.Response.IsBodyStream() {
 		return responsesws.Result{Stream: streamOf(rc.Response.BodyStream())}

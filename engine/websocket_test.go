@@ -189,7 +189,8 @@ func TestWebSocketWarmUpThenChainedTurns(t *testing.T) {
 			t.Errorf("row: status %d channel %q attempts %s", r.Status, r.Channel, r.AttemptsJSON)
 		}
 	}
-	if s := g.Engine.WebSockets(); s.Sockets.Load() != 1 || s.Sessions.Load() != 3 || s.TranscriptBytes.Load() == 0 {
+	// One session (Session-Id sess-1) holding the three chains.
+	if s := g.Engine.WebSockets(); s.Sockets.Load() != 1 || s.Sessions.Load() != 1 || s.TranscriptBytes.Load() == 0 {
 		t.Errorf("stats: sockets %d sessions %d bytes %d", s.Sockets.Load(), s.Sessions.Load(), s.TranscriptBytes.Load())
 	}
 }
@@ -343,6 +344,12 @@ func TestWebSocketNativeUpstream(t *testing.T) {
 	if n := gjson.GetBytes(reqs[1].Body, "input.#").Int(); n != 3 {
 		t.Errorf("turn 2 transcript has %d items, want 3: %s", n, reqs[1].Body)
 	}
+	// Both turns went over one upstream socket, closed with the client's.
+	if n := m.WebSocketDials(); n != 1 {
+		t.Errorf("upstream socket dialed %d times for two turns, want 1", n)
+	}
+	c.Close()
+	waitFor(t, "the upstream socket to close with the downstream one", func() bool { return m.WebSocketsOpen() == 0 })
 	rows := g.waitLogs(t, 2)
 	for _, r := range rows {
 		if r.Status != 200 || r.Channel != "native" || strings.Contains(r.AttemptsJSON, "HTTP/SSE used") {

@@ -3,9 +3,12 @@ package engine
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/fasthttp/websocket"
 	"github.com/tidwall/gjson"
@@ -14,14 +17,76 @@ import (
 	"ccload/protocol"
 )
 
+// refusalTTL is how long a URL that refused the WebSocket upgrade (it
+// answered the handshake with HTTP, e.g. 404 or 426) is served over
+// HTTP/SSE without asking again, so each turn does not pay a refused
+// handshake.
+const refusalTTL = 10 * time.Minute
+
 // sendSocket tries a WebSocket turn on a channel marked `websockets: true`
 // over a native upstream Responses WebSocket (http->ws, https->wss, the
 // same path): the body goes up as one response.create frame and the
 // events that come back are handed to the stream path as SSE, so the
-// peek, failover before output, relay and usage are the HTTP path's. When
-// the upstream refuses the upgrade the turn goes over HTTP/SSE instead
-// (the attempt's notes say so).
-func (e *Engine) sendSocket(rq upstreamRequest, note func(string)) sent {
+// peek, failover before output, relay and usage are the HTTP path's.
+//
+// The upstream socket is kept in ups (the downstream socket's) after a
+// turn that ended cleanly, and the next turn for the same slot (channel,
+// key, URL) reuses it instead of dialing; ups closes it with the
+// downstream socket. When the upstream refuses the upgrade the turn goes
+// over HTTP/SSE instead (the attempt's notes say so), and so do the URL's
+// turns for refusalTTL.
+func (e *Engine) sendSocket(rq upstreamRequest, ups *upstreamSockets, slot string, note func(string)) sent {
+	if until, ok := e.reg.wsRefused.Load(rq.url); ok && e.clock.Now().Before(until.(time.Time)) {
+		note("websocket upstream refused the upgrade earlier, HTTP/SSE used")
+		return e.send(rq)
+	}
+	frame, _ := sjson.SetBytes(rq.body, "type", "response.create")
+	frame, _ = sjson.DeleteBytes(frame, "stream")
+
+	conn := ups.take(slot)
+	var redial func() (*websocket.Conn, error)
+	if conn != nil {
+		// An idle socket the upstream closed meanwhile may still take the
+		// write; its first read then fails, and the body dials once more.
+		redial = func() (*websocket.Conn, error) { return e.dialSocket(rq, frame) }
+		if conn.WriteMessage(websocket.TextMessage, frame) != nil {
+			conn.Close()
+			conn, redial = nil, nil
+		}
+	}
+	if conn == nil {
+		var err error
+		conn, err = e.dialSocket(rq, frame)
+		if err != nil {
+			var refused *socketRefused
+			if errors.As(err, &refused) {
+				e.reg.wsRefused.Store(rq.url, e.clock.Now().Add(refusalTTL))
+			}
+			note("websocket upstream refused (" + truncate(err.Error(), 120) + "), HTTP/SSE used")
+			return e.send(rq)
+		}
+	}
+	b := &socketBody{conn: conn, ctx: rq.ctx, redial: redial, ups: ups, slot: slot}
+	b.arm()
+	return sent{resp: &upstreamResponse{
+		StatusCode: 200,
+		Header:     http.Header{"Content-Type": []string{"text/event-stream"}},
+		Body:       b,
+		ctx:        rq.ctx,
+	}}
+}
+
+// socketRefused is a handshake the upstream answered with HTTP instead of
+// switching protocols: the URL does not serve WebSocket mode.
+type socketRefused struct {
+	status int
+	err    error
+}
+
+func (r *socketRefused) Error() string { return r.err.Error() }
+
+// dialSocket opens an upstream socket and sends frame on it.
+func (e *Engine) dialSocket(rq upstreamRequest, frame []byte) (*websocket.Conn, error) {
 	u := rq.url
 	switch {
 	case strings.HasPrefix(u, "https://"):
@@ -35,39 +100,117 @@ func (e *Engine) sendSocket(rq upstreamRequest, note func(string)) sent {
 		h.Del(k)
 	}
 	h.Set("OpenAI-Beta", "responses_websockets=2026-02-06")
-	d := websocket.Dialer{HandshakeTimeout: 30e9}
+	d := websocket.Dialer{HandshakeTimeout: 30 * time.Second}
 	conn, resp, err := d.DialContext(rq.ctx, u, h)
 	if resp != nil && resp.Body != nil {
 		resp.Body.Close()
 	}
 	if err != nil {
-		note("websocket upstream refused (" + truncate(err.Error(), 120) + "), HTTP/SSE used")
-		return e.send(rq)
+		if resp != nil && resp.StatusCode != http.StatusSwitchingProtocols {
+			return nil, &socketRefused{status: resp.StatusCode, err: err}
+		}
+		return nil, err
 	}
-	frame, _ := sjson.SetBytes(rq.body, "type", "response.create")
-	frame, _ = sjson.DeleteBytes(frame, "stream")
 	if err := conn.WriteMessage(websocket.TextMessage, frame); err != nil {
 		conn.Close()
-		note("websocket upstream write failed, HTTP/SSE used")
-		return e.send(rq)
+		return nil, err
 	}
-	stop := context.AfterFunc(rq.ctx, func() { conn.Close() })
-	return sent{resp: &upstreamResponse{
-		StatusCode: 200,
-		Header:     http.Header{"Content-Type": []string{"text/event-stream"}},
-		Body:       &socketBody{conn: conn, stop: stop},
-		ctx:        rq.ctx,
-	}}
+	return conn, nil
+}
+
+// upstreamSockets holds the one idle upstream socket a downstream socket
+// keeps between turns (its turns run one at a time).
+type upstreamSockets struct {
+	mu     sync.Mutex
+	slot   string
+	conn   *websocket.Conn
+	closed bool
+}
+
+// take hands out the idle socket when it serves slot; an idle socket for
+// another slot is closed.
+func (u *upstreamSockets) take(slot string) *websocket.Conn {
+	if u == nil {
+		return nil
+	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	c := u.conn
+	u.conn = nil
+	if c != nil && u.slot != slot {
+		c.Close()
+		c = nil
+	}
+	return c
+}
+
+// put keeps c idle for slot, or closes it when the downstream socket is
+// gone.
+func (u *upstreamSockets) put(slot string, c *websocket.Conn) {
+	if u == nil {
+		c.Close()
+		return
+	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.closed {
+		c.Close()
+		return
+	}
+	if u.conn != nil {
+		u.conn.Close()
+	}
+	u.slot, u.conn = slot, c
+}
+
+// close ends the idle socket with the downstream one.
+func (u *upstreamSockets) close() {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.closed = true
+	if u.conn != nil {
+		u.conn.Close()
+		u.conn = nil
+	}
 }
 
 // socketBody reads an upstream Responses WebSocket as the SSE stream the
 // HTTP path would have carried: each text frame becomes one event named
-// by its type. It ends after the response's terminal event.
+// by its type. It ends after the response's terminal event; after a
+// completed (or incomplete) response the socket goes back to ups for the
+// next turn.
 type socketBody struct {
-	conn *websocket.Conn
-	stop func() bool
-	buf  bytes.Buffer
-	done bool
+	mu     sync.Mutex      // guards conn and stop against Close
+	conn   *websocket.Conn // nil once handed back to ups or closed
+	stop   func() bool     // disarms the close on ctx's end
+	ctx    context.Context
+	redial func() (*websocket.Conn, error) // set while a reused socket has not answered
+	ups    *upstreamSockets
+	slot   string
+	buf    bytes.Buffer
+	done   bool
+}
+
+// arm closes the socket when the attempt's context ends (timeouts, the
+// client going away), which unblocks a pending read.
+func (b *socketBody) arm() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	c := b.conn
+	b.stop = context.AfterFunc(b.ctx, func() { c.Close() })
+}
+
+// disarm takes the socket out of the body; nil when it is gone already
+// or the context's end closed it.
+func (b *socketBody) disarm() *websocket.Conn {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	c := b.conn
+	b.conn = nil
+	if !b.stop() {
+		return nil
+	}
+	return c
 }
 
 func (b *socketBody) Read(p []byte) (int, error) {
@@ -75,13 +218,39 @@ func (b *socketBody) Read(p []byte) (int, error) {
 		if b.done {
 			return 0, io.EOF
 		}
-		_, msg, err := b.conn.ReadMessage()
+		b.mu.Lock()
+		c := b.conn
+		b.mu.Unlock()
+		if c == nil {
+			return 0, io.ErrClosedPipe
+		}
+		_, msg, err := c.ReadMessage()
+		if err != nil && b.redial != nil && b.ctx.Err() == nil {
+			// The reused socket was dead: dial a fresh one, once.
+			redial := b.redial
+			b.redial = nil
+			if old := b.disarm(); old != nil {
+				old.Close()
+			}
+			if c, err = redial(); err != nil {
+				return 0, err
+			}
+			b.mu.Lock()
+			b.conn = c
+			b.mu.Unlock()
+			b.arm()
+			continue
+		}
 		if err != nil {
 			return 0, err
 		}
+		b.redial = nil
 		typ := gjson.GetBytes(msg, "type").Str
 		switch typ {
-		case "response.completed", "response.failed", "response.incomplete", "error":
+		case "response.completed", "response.incomplete":
+			b.done = true
+			b.release()
+		case "response.failed", "error":
 			b.done = true
 		}
 		if typ == "error" {
@@ -96,7 +265,22 @@ func (b *socketBody) Read(p []byte) (int, error) {
 	return b.buf.Read(p)
 }
 
+// release hands the socket back to ups, unless the attempt's context
+// already closed it.
+func (b *socketBody) release() {
+	if c := b.disarm(); c != nil {
+		b.ups.put(b.slot, c)
+	}
+}
+
 func (b *socketBody) Close() error {
+	b.mu.Lock()
+	c := b.conn
+	b.conn = nil
 	b.stop()
-	return b.conn.Close()
+	b.mu.Unlock()
+	if c != nil {
+		return c.Close()
+	}
+	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tidwall/gjson"
@@ -41,6 +42,10 @@ type Options struct {
 	// MaxRecorded, when > 0, keeps only the last MaxRecorded requests, so a
 	// long-running mock (a demo, a benchmark) does not grow without bound.
 	MaxRecorded int
+	// RefuseWebSocket, when > 0, answers every Responses WebSocket upgrade
+	// with that HTTP status instead of upgrading, as an upstream without
+	// WebSocket mode does (404, 426…).
+	RefuseWebSocket int
 }
 
 // Recorded is one request the mock received. Its fields are copies owned by
@@ -80,6 +85,9 @@ type Server struct {
 
 	httpSrv *http.Server
 	served  chan error // Serve's result, once Start ran
+
+	sockets atomic.Int64 // WebSocket upgrades asked for, refused ones included
+	open    atomic.Int64 // WebSockets open now
 }
 
 // New returns a Server with the given options. A Server must be made by New.

@@ -18,6 +18,13 @@ const TransportHeader = "X-Mock-Transport"
 
 var wsUpgrader = websocket.Upgrader{}
 
+// WebSocketDials counts the Responses WebSocket upgrades asked of the
+// mock, refused ones included: a client that reuses its socket dials once.
+func (s *Server) WebSocketDials() int { return int(s.sockets.Load()) }
+
+// WebSocketsOpen counts the mock's Responses WebSockets open now.
+func (s *Server) WebSocketsOpen() int { return int(s.open.Load()) }
+
 // isSocket reports whether r upgrades the Responses path to the Responses
 // WebSocket mode.
 func isSocket(r *http.Request) bool {
@@ -29,10 +36,17 @@ func isSocket(r *http.Request) bool {
 // be (same scripts, same records), its SSE events sent one per text frame;
 // an error answer becomes {"type":"error","status":N,"error":{...}}.
 func (s *Server) serveSocket(w http.ResponseWriter, r *http.Request) {
+	s.sockets.Add(1)
+	if s.opts.RefuseWebSocket > 0 {
+		http.Error(w, "websocket mode not served here", s.opts.RefuseWebSocket)
+		return
+	}
 	conn, err := wsUpgrader.Upgrade(w, r, nil)
 	if err != nil {
 		return
 	}
+	s.open.Add(1)
+	defer s.open.Add(-1)
 	defer conn.Close()
 	h := r.Header.Clone()
 	for _, k := range []string{"Upgrade", "Connection", "Sec-Websocket-Key", "Sec-Websocket-Version", "Sec-Websocket-Extensions"} {

@@ -25,6 +25,20 @@ type turnError struct {
 	status  int
 	code    string
 	message string
+	param   string // the request field at fault, "" = null
+}
+
+// notFound is the error OpenAI sends for a previous_response_id it cannot
+// resolve, in WebSocket mode too (the websocket-mode guide,
+// developers.openai.com/api/docs/guides/websocket-mode, names the code
+// previous_response_not_found and says to resend the full input without
+// the id): status 400, type invalid_request_error, param
+// previous_response_id, message "Previous response with id '…' not
+// found.", the shape clients match on (e.g. the openai-agents and Codex
+// recovery paths look for that code and that message).
+func notFound(id string) *turnError {
+	return &turnError{status: 400, code: "previous_response_not_found", param: "previous_response_id",
+		message: "Previous response with id '" + id + "' not found."}
 }
 
 // parseCreate reads a client frame. Only response.create is a turn; the
@@ -32,10 +46,10 @@ type turnError struct {
 // (replaced by the transcript) never reach an HTTP upstream body.
 func parseCreate(frame []byte) (create, *turnError) {
 	if !gjson.ValidBytes(frame) || !gjson.ParseBytes(frame).IsObject() {
-		return create{}, &turnError{400, "invalid_json", "the frame is not a JSON object"}
+		return create{}, &turnError{status: 400, code: "invalid_json", message: "the frame is not a JSON object"}
 	}
 	if t := gjson.GetBytes(frame, "type").Str; t != "response.create" {
-		return create{}, &turnError{400, "invalid_event_type", fmt.Sprintf("unsupported client event type %q (want response.create)", t)}
+		return create{}, &turnError{status: 400, code: "invalid_event_type", message: fmt.Sprintf("unsupported client event type %q (want response.create)", t)}
 	}
 	c := create{generate: true, model: gjson.GetBytes(frame, "model").Str}
 	if g := gjson.GetBytes(frame, "generate"); g.Exists() && !g.Bool() {
@@ -52,7 +66,7 @@ func parseCreate(frame []byte) (create, *turnError) {
 			c.input = append(c.input, []byte(it.Raw))
 		}
 	case in.Exists() && in.Type != gjson.Null:
-		return create{}, &turnError{400, "invalid_input", "input must be a string or an array of items"}
+		return create{}, &turnError{status: 400, code: "invalid_input", message: "input must be a string or an array of items"}
 	}
 	body := frame
 	for _, k := range []string{"type", "generate", "previous_response_id", "input"} {
@@ -115,7 +129,11 @@ func ownError(e *turnError) []byte {
 	case e.status >= 500:
 		typ = "server_error"
 	}
-	return errorFrame(e.status, typ, e.code, e.message, gjson.Result{})
+	param := gjson.Result{}
+	if e.param != "" {
+		param = gjson.Parse(strconv.Quote(e.param))
+	}
+	return errorFrame(e.status, typ, e.code, e.message, param)
 }
 
 // errorFromBody turns the HTTP error answer of a turn (the Responses error

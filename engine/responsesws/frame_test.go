@@ -33,8 +33,10 @@ func TestParseCreate(t *testing.T) {
 
 func TestErrorFrames(t *testing.T) {
 	for _, tc := range []struct{ got, want string }{
-		{string(ownError(&turnError{400, "previous_response_not_found", "gone"})),
-			`{"type":"error","status":400,"error":{"type":"invalid_request_error","code":"previous_response_not_found","message":"gone","param":null}}`},
+		{string(ownError(notFound("resp_gone"))),
+			`{"type":"error","status":400,"error":{"type":"invalid_request_error","code":"previous_response_not_found","message":"Previous response with id 'resp_gone' not found.","param":"previous_response_id"}}`},
+		{string(ownError(&turnError{status: 400, code: "context_too_large", message: "big"})),
+			`{"type":"error","status":400,"error":{"type":"invalid_request_error","code":"context_too_large","message":"big","param":null}}`},
 		{string(errorFromBody(429, []byte(`{"error":{"message":"slow down","type":"rate_limit_error","param":null,"code":"rate_limit_exceeded"}}`))),
 			`{"type":"error","status":429,"error":{"type":"rate_limit_error","code":"rate_limit_exceeded","message":"slow down","param":null}}`},
 		{string(errorFromEvent(502, []byte(`{"type":"error","code":"server_error","message":"broke","param":null}`))),

@@ -34,47 +34,49 @@ type Options struct {
 	// Turn serves one turn's HTTP body through the engine's request path.
 	Turn  func(body []byte) Result
 	Stats *Stats
+	// Sessions is the engine's store of response chains; Token (the
+	// client token's name) and SessionID (the Session-Id, else Thread-Id
+	// header; "" = none) pick this socket's session in it.
+	Sessions  *Sessions
+	Token     string
+	SessionID string
 	// WriteTimeout bounds each frame write (server.stream_write_timeout).
 	WriteTimeout time.Duration
-	// PingEvery spaces the server's pings; 0 = 30s.
-	PingEvery time.Duration
-	Now       func() time.Time
+	// Now is the engine clock: response timestamps and session_ttl.
+	// Socket deadlines (idle_ttl, pings) are the network's, on wall time.
+	Now func() time.Time
 }
 
 // Close codes (RFC 6455 §7.4.1).
 const (
-	closeTooBig   = websocket.CloseMessageTooBig     // 1009
-	closeInternal = websocket.CloseInternalServerErr // 1011
+	closeGoingAway = websocket.CloseGoingAway         // 1001
+	closeTooBig    = websocket.CloseMessageTooBig     // 1009
+	closeInternal  = websocket.CloseInternalServerErr // 1011
 )
 
-// Serve runs one downstream socket until the client closes it, it idles
-// past idle_ttl, a frame is too big (1009) or a turn fails after output
-// reached the client (1011). Turns run one at a time, in frame order.
+// Serve runs one downstream socket until the client closes it, it sends no
+// frame for idle_ttl (close 1001), a frame is too big (1009) or a turn
+// fails after output reached the client (1011). Turns run one at a time,
+// in frame order; the client's pings are answered while ccload waits for
+// the next frame (a ping sent during a turn is answered when it ends).
 func Serve(conn *websocket.Conn, o Options) {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	if o.PingEvery <= 0 {
-		o.PingEvery = 30 * time.Second
+	key := SessionKey(o.Token, o.SessionID)
+	if o.SessionID == "" {
+		// No session header: the chains are this socket's alone.
+		key = SessionKey(o.Token, "socket "+newID())
+		defer o.Sessions.Drop(key)
 	}
-	s := &socket{conn: conn, o: o, chains: newChains(o.Bounds.MaxSessions, int64(o.Bounds.MaxTranscriptBytes), o.Stats)}
+	s := &socket{conn: conn, o: o, key: key}
 	o.Stats.Sockets.Add(1)
 	defer o.Stats.Sockets.Add(-1)
-	defer s.chains.close()
 	defer conn.Close()
 
 	if o.MaxFrame > 0 {
 		conn.SetReadLimit(o.MaxFrame)
 	}
-	idle := o.Bounds.IdleTTL.D()
-	extend := func() {
-		if idle > 0 {
-			conn.SetReadDeadline(o.Now().Add(idle))
-		}
-	}
-	// A pong (answer to our ping) counts as activity; the library answers
-	// the client's pings by itself while a read is pending.
-	conn.SetPongHandler(func(string) error { extend(); return nil })
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -82,20 +84,27 @@ func Serve(conn *websocket.Conn, o Options) {
 	defer wg.Wait()
 	defer close(stop)
 
+	idle := o.Bounds.IdleTTL.D()
 	for {
-		extend()
+		if idle > 0 {
+			conn.SetReadDeadline(time.Now().Add(idle))
+		}
 		mt, frame, err := conn.ReadMessage()
 		if err != nil {
-			if errors.Is(err, websocket.ErrReadLimit) {
+			var ne net.Error
+			switch {
+			case errors.Is(err, websocket.ErrReadLimit):
 				// The library sent close 1009 already; read the rest of
 				// the frame away so closing does not reset the connection
 				// before the client has read that close.
 				drain(conn.NetConn())
+			case errors.As(err, &ne) && ne.Timeout():
+				s.closeWith(closeGoingAway, "idle past server.websockets.idle_ttl")
 			}
 			return
 		}
 		if mt != websocket.TextMessage {
-			s.send(ownError(&turnError{400, "invalid_frame", "response.create must come as a text frame"}))
+			s.send(ownError(&turnError{status: 400, code: "invalid_frame", message: "response.create must come as a text frame"}))
 			continue
 		}
 		o.Stats.Turns.Add(1)
@@ -106,14 +115,18 @@ func Serve(conn *websocket.Conn, o Options) {
 }
 
 type socket struct {
-	conn   *websocket.Conn
-	o      Options
-	chains *chains
-	werr   error
+	conn *websocket.Conn
+	o    Options
+	key  string // the session in o.Sessions
+	werr error
 }
 
 func (s *socket) ping(stop <-chan struct{}) {
-	t := time.NewTicker(s.o.PingEvery)
+	every := s.o.Bounds.PingInterval.D()
+	if every <= 0 {
+		every = 30 * time.Second
+	}
+	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
 		select {
@@ -144,7 +157,12 @@ func (s *socket) send(b []byte) bool {
 // out, so nothing can be retried.
 func (s *socket) fail(ev []byte) {
 	s.send(ev)
-	s.conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(closeInternal, "upstream failed after output"), time.Now().Add(5*time.Second))
+	s.closeWith(closeInternal, "upstream failed after output")
+}
+
+// closeWith sends the close frame; the caller then closes the connection.
+func (s *socket) closeWith(code int, reason string) {
+	s.conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, reason), time.Now().Add(5*time.Second))
 }
 
 // turn serves one response.create; false ends the socket.
@@ -155,16 +173,15 @@ func (s *socket) turn(frame []byte) bool {
 	}
 	items := c.input
 	if c.prev != "" {
-		ch, ok := s.chains.get(c.prev)
+		prev, ok := s.o.Sessions.get(s.o.Bounds, s.key, c.prev, s.o.Now())
 		if !ok {
-			return s.send(ownError(&turnError{400, "previous_response_not_found",
-				"previous response " + c.prev + " is not known on this socket (it was never produced here, or was forgotten past server.websockets.max_sessions); send the whole input"}))
+			return s.send(ownError(notFound(c.prev)))
 		}
-		items = append(append(make([][]byte, 0, len(ch.items)+len(c.input)), ch.items...), c.input...)
+		items = append(append(make([][]byte, 0, len(prev)+len(c.input)), prev...), c.input...)
 	}
-	if max := s.chains.maxBytes; max > 0 && size(items) > max {
-		return s.send(ownError(&turnError{400, "context_too_large",
-			"the conversation's transcript is over server.websockets.max_transcript_bytes; start a new chain (no previous_response_id)"}))
+	if max := int64(s.o.Bounds.MaxTranscriptBytes); max > 0 && size(items) > max {
+		return s.send(ownError(&turnError{status: 400, code: "context_too_large",
+			message: "the conversation's transcript is over server.websockets.max_transcript_bytes; start a new chain (no previous_response_id)"}))
 	}
 	if !c.generate {
 		return s.warmUp(c, items)
@@ -222,7 +239,7 @@ func (s *socket) remember(id string, items [][]byte, output gjson.Result) {
 	for _, it := range output.Array() {
 		all = append(all, []byte(it.Raw))
 	}
-	s.chains.put(id, all)
+	s.o.Sessions.Put(s.o.Bounds, s.key, s.o.Token, id, all, s.o.Now())
 }
 
 // warmUp answers generate:false with a response that has no output and
@@ -230,7 +247,7 @@ func (s *socket) remember(id string, items [][]byte, output gjson.Result) {
 // on its id.
 func (s *socket) warmUp(c create, items [][]byte) bool {
 	id := newID()
-	s.chains.put(id, items)
+	s.o.Sessions.Put(s.o.Bounds, s.key, s.o.Token, id, items, s.o.Now())
 	now := s.o.Now().Unix()
 	return s.send(lifecycle("response.created", id, c.model, "in_progress", now, 0)) &&
 		s.send(lifecycle("response.in_progress", id, c.model, "in_progress", now, 1)) &&
