@@ -72,6 +72,7 @@ func (s *Server) channelList(ctx context.Context) ([]adminapi.Channel, error) {
 		for i, u := range live.URLs {
 			if i < len(c.URLs) {
 				c.URLs[i].EWMAms, c.URLs[i].Visited = u.EWMAms, u.Visited
+				c.URLs[i].Detected = detectionViews(u.Detected)
 			}
 		}
 		if t, ok := pausedAt[live.Name]; ok && live.Paused {
@@ -91,6 +92,20 @@ func (s *Server) channelList(ctx context.Context) ([]adminapi.Channel, error) {
 		out = append(out, c)
 	}
 	return out, nil
+}
+
+// detectionViews is what protocol detection learned about one URL.
+func detectionViews(ds []engine.Detection) []adminapi.DetectionView {
+	var out []adminapi.DetectionView
+	for _, d := range ds {
+		v := adminapi.DetectionView{Client: string(d.Client), Protocol: string(d.Protocol)}
+		if !d.RetryAt.IsZero() {
+			t := d.RetryAt
+			v.RetryAt = &t
+		}
+		out = append(out, v)
+	}
+	return out
 }
 
 func channelState(c adminapi.Channel) string {

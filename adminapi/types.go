@@ -185,7 +185,7 @@ type ChannelConfig struct {
 	Check   *CheckView   `json:"check,omitempty" yaml:"check,omitempty"`
 }
 
-// URLView is one channel URL; EWMAms and Visited are live (in
+// URLView is one channel URL; EWMAms, Visited and Detected are live (in
 // /admin/channels only).
 type URLView struct {
 	URL       string   `json:"url" yaml:"url"` // userinfo password and query values masked
@@ -193,6 +193,19 @@ type URLView struct {
 	Exact     bool     `json:"exact" yaml:"exact"`
 	EWMAms    float64  `json:"ewma_ms" yaml:"-"`
 	Visited   bool     `json:"visited" yaml:"-"`
+	// Detected is what protocol detection learned about a URL that
+	// declares no protocols, per client family (absent until a request
+	// probed it; cleared when the config changes).
+	Detected []DetectionView `json:"detected,omitempty" yaml:"-"`
+}
+
+// DetectionView is one protocol detection result: the family the URL
+// answered for requests of the Client family, or, when Protocol is empty,
+// that it answered no family and is probed again at RetryAt.
+type DetectionView struct {
+	Client   string     `json:"client"`
+	Protocol string     `json:"protocol"`
+	RetryAt  *time.Time `json:"retry_at,omitempty"`
 }
 
 // ModelView is one model a channel serves.

@@ -34,7 +34,10 @@ STATE is ok, degraded (a key, model or URL cools), cooling (the whole
 channel cools), paused (runtime override from the admin API) or disabled
 (enabled: false in the file). REQ, ERR, COST and CACHE are today's (UTC),
 from the usage aggregates; CACHE is the prompt cache hit rate (cache-read
-tokens over input tokens). COOLDOWNS lists what cools and for how long.
+tokens over input tokens). COOLDOWNS lists what cools and for how long,
+the latest scheduled check, what protocol detection learned for URLs
+without protocols ("detected openai->anthropic": Chat requests are sent
+to that URL as Anthropic) and the models without a price.
 
 On a terminal a block above the table lists the live instances on the
 database (scale-out: every ccload serve sharing it, docs/scale-out.md);
@@ -44,7 +47,9 @@ INFL and RPM count its own requests, REQ/ERR/COST are the whole cluster's.
 Without a terminal the output is one tab-separated line per channel:
 name, state, priority, weight, in_flight, rpm, requests_today,
 errors_today, cost_today_usd, cache_hit_rate_today (0-1), cooldowns
-(scope:what:seconds_left, comma-separated).
+(scope:what:seconds_left, then check:ok|check:fail:scope/kind,
+detected:url:client:protocol|none and unpriced:model|model,
+comma-separated).
 --json prints the /admin/channels answer (admin/API.md), instances included.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
@@ -151,10 +156,12 @@ func cacheCell(u adminapi.Usage, tty bool) cell {
 
 // liveList is the COOLDOWNS cell: what cools, then the latest scheduled
 // check when the channel has one ("check ok 120ms" / "check FAIL url/timeout"),
+// then what protocol detection learned (detectNote),
 // then the models without a price ("unpriced my-model, other" /
 // "unpriced:my-model|other"), which cost 0 or are refused under cost limits.
 func liveList(c adminapi.Channel, tty bool) string {
 	out := joinLive(checkNote(c, tty), cooldownList(c.Cooldowns, tty), tty)
+	out = joinLive(detectNote(c, tty), out, tty)
 	if len(c.Unpriced) == 0 {
 		return out
 	}
@@ -176,6 +183,35 @@ func joinLive(note, out string, tty bool) string {
 	default:
 		return out + ", " + note
 	}
+}
+
+// detectNote is what protocol detection learned about the channel's URLs
+// that declare no protocols: "detected openai->anthropic" per client
+// family for people (the URL's host first when the channel has several
+// URLs; "none" when no family answered); "detected:URL:openai:anthropic"
+// for scripts. "" when nothing was learned.
+func detectNote(c adminapi.Channel, tty bool) string {
+	var parts []string
+	for _, u := range c.URLs {
+		for _, d := range u.Detected {
+			p := d.Protocol
+			if p == "" {
+				p = "none"
+			}
+			switch {
+			case !tty:
+				parts = append(parts, "detected:"+u.URL+":"+d.Client+":"+p)
+			case len(c.URLs) > 1:
+				parts = append(parts, "detected "+urlHost(u.URL)+" "+d.Client+"->"+p)
+			default:
+				parts = append(parts, "detected "+d.Client+"->"+p)
+			}
+		}
+	}
+	if tty {
+		return strings.Join(parts, "\n")
+	}
+	return strings.Join(parts, ", ")
 }
 
 // checkNote is the latest scheduled check, "" when there is none.

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"strconv"
 	"strings"
 	"time"
 
@@ -25,6 +23,8 @@ type attemptResult struct {
 	status  int             // upstream HTTP status, 0 when none arrived
 	body    []byte          // upstream error body, reported if every attempt fails
 	family  protocol.Family // the family body is in
+	// miss: a protocol detection miss (detect.go), which cools nothing.
+	miss bool
 }
 
 var (
@@ -105,8 +105,10 @@ func (e *Engine) tryRoute(ctx *fasthttp.RequestCtx, r *request, c candidate, p *
 		if r.ranOutOfTime(res, e.clock.Now()) {
 			return last, false // the request's deadline, not the route: nothing cools
 		}
-		e.reg.health.get(ch.Name).add(e.clock.Now(), true)
-		e.strike(r, c.route, keys[ki], urls[ui], res.outcome)
+		if !res.miss {
+			e.reg.health.get(ch.Name).add(e.clock.Now(), true)
+			e.strike(r, c.route, keys[ki], urls[ui], res.outcome)
+		}
 		switch res.outcome.Scope {
 		case failure.ScopeKey:
 			ki++
@@ -182,9 +184,17 @@ func (e *Engine) giveUp(ctx *fasthttp.RequestCtx, r *request, last *attemptResul
 // attempt sends the request to one channel, key and URL. It returns done
 // once the client has an answer; otherwise the classified failure.
 func (e *Engine) attempt(ctx *fasthttp.RequestCtx, r *request, rt config.Route, ki, ui int) attemptResult {
+	u := rt.Channel.URLs[ui]
+	if r.detects(u) {
+		return e.detectAttempt(ctx, r, rt, ki, ui)
+	}
+	return e.attemptAs(ctx, r, rt, ki, ui, upstreamFamily(u, r.ep.family))
+}
+
+// attemptAs is attempt speaking family up to the URL.
+func (e *Engine) attemptAs(ctx *fasthttp.RequestCtx, r *request, rt config.Route, ki, ui int, up protocol.Family) attemptResult {
 	ch := rt.Channel
 	u := ch.URLs[ui]
-	up := upstreamFamily(u, r.ep.family)
 	r.attempts++
 	at := r.rec.begin(ch.Name, e.reg.keyID(ch.Keys[ki]), u.URL, up, rt.Upstream, e.clock.Now())
 
@@ -236,14 +246,16 @@ func (e *Engine) attempt(ctx *fasthttp.RequestCtx, r *request, rt config.Route, 
 	if s.resp == nil {
 		stopTimers()
 		cancel(nil)
+		miss := r.probeMissed(up, &s, rq.url, rt.Upstream)
 		at.end(e.clock.Now(), s.status, s.outcome)
 		if s.outcome.ClientFault {
 			e.relayError(ctx, r, up, s.status, s.body)
 			return attemptResult{done: true}
 		}
-		return attemptResult{outcome: s.outcome, status: s.status, body: s.body, family: up}
+		return attemptResult{outcome: s.outcome, status: s.status, body: s.body, family: up, miss: miss}
 	}
 	resp := s.resp
+	r.probeFound(up)
 
 	u2 := &upstreamCall{
 		route: rt, keyIndex: ki, urlIndex: ui, family: up, at: at,
@@ -278,25 +290,13 @@ type upstreamCall struct {
 // disguise (HTTP 200 with an error body, design §6), converts it for the
 // client and writes it.
 func (e *Engine) finishJSON(ctx *fasthttp.RequestCtx, r *request, c *upstreamCall) attemptResult {
-	defer c.cancel(nil)
-	defer c.stopTimers()
-	b, err := io.ReadAll(io.LimitReader(c.resp.Body, maxUpstreamBody))
-	c.resp.Body.Close()
-	now := e.clock.Now()
-	r.rec.mu.Lock()
-	r.rec.upstreamDone = now
-	r.rec.mu.Unlock()
-	if err != nil {
-		o := failure.Classify(failure.Input{Err: err, Timeout: isTimeout(err), Now: now})
-		c.at.end(now, c.resp.StatusCode, o)
-		return attemptResult{outcome: o, status: 0}
-	}
-	if o, bad := failure.SoftError(b); bad {
-		c.at.end(now, c.resp.StatusCode, o)
-		return attemptResult{outcome: o, status: 502, body: b, family: c.family}
+	b, now, failed := e.readWhole(r, c)
+	if failed != nil {
+		return *failed
 	}
 	out := b
 	if c.family != r.ep.family {
+		var err error
 		out, err = convert.ResponseFor(c.family, r.ep.family, b, r.model, r.body)
 		if err != nil {
 			o := failure.Outcome{Kind: failure.KindServer, Scope: failure.ScopeModel, Retry: true, Message: "upstream answer could not be converted: " + err.Error()}
@@ -304,19 +304,7 @@ func (e *Engine) finishJSON(ctx *fasthttp.RequestCtx, r *request, c *upstreamCal
 			return attemptResult{outcome: o, status: 502}
 		}
 	}
-	c.at.end(now, c.resp.StatusCode, failure.Outcome{})
-	e.succeeded(r, c, now)
-	r.rec.setUsage(convert.UsageOf(c.family, b))
-	ctx.SetStatusCode(c.resp.StatusCode)
-	copyResponseHeaders(ctx, c.resp.Header)
-	ctx.SetContentType("application/json")
-	r.rec.mu.Lock()
-	overhead := r.rec.overheadMs(now)
-	r.rec.mu.Unlock()
-	ctx.Response.Header.Set("x-ccload-overhead-ms", strconv.FormatInt(overhead, 10))
-	ctx.SetBody(out)
-	e.finish(r)
-	return attemptResult{done: true}
+	return e.answerWhole(ctx, r, c, now, out, convert.UsageOf(c.family, b), "application/json")
 }
 
 // succeeded clears the scopes this attempt proved healthy and records the
@@ -353,7 +341,9 @@ func (e *Engine) relayError(ctx *fasthttp.RequestCtx, r *request, up protocol.Fa
 }
 
 // upstreamFamily picks the protocol to speak to a URL: the client's own
-// when the URL declares it or declares nothing, else the first declared.
+// when the URL declares it or declares nothing (an exact URL or a relayed
+// endpoint; other undeclared URLs are probed, detect.go), else the first
+// declared.
 func upstreamFamily(u config.URL, client protocol.Family) protocol.Family {
 	if len(u.Protocols) == 0 {
 		return client

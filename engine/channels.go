@@ -22,11 +22,13 @@ type ChannelState struct {
 	Unpriced []string `json:"unpriced,omitempty"`
 }
 
-// URLState is one channel URL's observed latency.
+// URLState is one channel URL's observed latency, and for a URL that
+// declares no protocols what detection learned (detect.go).
 type URLState struct {
-	URL     string  `json:"url"`
-	EWMAms  float64 `json:"ewma_ms"`
-	Visited bool    `json:"visited"`
+	URL      string      `json:"url"`
+	EWMAms   float64     `json:"ewma_ms"`
+	Visited  bool        `json:"visited"`
+	Detected []Detection `json:"detected,omitempty"`
 }
 
 // ChannelStates lists every channel of the current snapshot with its live
@@ -52,7 +54,7 @@ func (e *Engine) ChannelStates() []ChannelState {
 			if !visited {
 				ms = 0
 			}
-			st.URLs = append(st.URLs, URLState{URL: u.URL, EWMAms: ms, Visited: visited})
+			st.URLs = append(st.URLs, URLState{URL: u.URL, EWMAms: ms, Visited: visited, Detected: e.Detected(ch.Name, u.URL)})
 		}
 		if res, ok := e.LastCheck(ch.Name); ok {
 			st.LastCheck = &res

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"io"
 	"strings"
 	"testing"
 
@@ -51,4 +52,32 @@ func TestDebugBody(t *testing.T) {
 	if string(c.buf) != "abcde" || c.seen != 8 {
 		t.Errorf("cappedBuffer kept %q of %d", c.buf, c.seen)
 	}
+}
+
+// BenchmarkTeeBody measures what a debug capture adds to reading a stream
+// in 4 KiB reads: the copy into the capped buffer (until full) and a lock
+// per read. Compare with the plain sub-benchmark.
+func BenchmarkTeeBody(b *testing.B) {
+	chunk := strings.Repeat("data: {\"choices\":[{\"delta\":{\"content\":\"x\"}}]}\n\n", 64)
+	run := func(b *testing.B, wrap func(io.ReadCloser) io.ReadCloser) {
+		buf := make([]byte, 4<<10)
+		stream := strings.Repeat(chunk, 256)
+		src := strings.NewReader(stream)
+		b.SetBytes(int64(len(stream)))
+		for b.Loop() {
+			src.Reset(stream)
+			rd := wrap(io.NopCloser(src))
+			for {
+				if _, err := rd.Read(buf); err != nil {
+					break
+				}
+			}
+		}
+	}
+	b.Run("plain", func(b *testing.B) { run(b, func(r io.ReadCloser) io.ReadCloser { return r }) })
+	b.Run("captured_64KiB", func(b *testing.B) {
+		run(b, func(r io.ReadCloser) io.ReadCloser {
+			return &teeBody{ReadCloser: r, resp: &debugResponse{body: &cappedBuffer{max: 64 << 10}}}
+		})
+	})
 }

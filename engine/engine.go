@@ -85,6 +85,9 @@ type Engine struct {
 	retention interface{ Stats() store.RetentionStats }
 
 	ws wsState // the Responses WebSocket transport (websocket.go)
+	// detect: what protocol detection learned under the snapshot in force
+	// (detect.go).
+	detect atomic.Pointer[detector]
 
 	redact       atomic.Pointer[snapRedactor]
 	tokens       atomic.Pointer[tokenCache] // credentials that authenticated (auth.go)

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/tidwall/gjson"
@@ -146,35 +145,11 @@ func (e *Engine) finishPass(ctx *fasthttp.RequestCtx, r *request, c *upstreamCal
 	if !strings.Contains(strings.ToLower(c.resp.Header.Get("Content-Type")), "json") {
 		return e.streamThrough(ctx, r, c)
 	}
-	defer c.cancel(nil)
-	defer c.stopTimers()
-	b, err := io.ReadAll(io.LimitReader(c.resp.Body, maxUpstreamBody))
-	c.resp.Body.Close()
-	now := e.clock.Now()
-	r.rec.mu.Lock()
-	r.rec.upstreamDone = now
-	r.rec.mu.Unlock()
-	if err != nil {
-		o := failure.Classify(failure.Input{Err: err, Timeout: isTimeout(err), Now: now})
-		c.at.end(now, c.resp.StatusCode, o)
-		return attemptResult{outcome: o}
+	b, now, failed := e.readWhole(r, c)
+	if failed != nil {
+		return *failed
 	}
-	if o, bad := failure.SoftError(b); bad {
-		c.at.end(now, c.resp.StatusCode, o)
-		return attemptResult{outcome: o, status: 502, body: b, family: c.family}
-	}
-	c.at.end(now, c.resp.StatusCode, failure.Outcome{})
-	e.succeeded(r, c, now)
-	r.rec.setUsage(passthrough.Usage(b))
-	ctx.SetStatusCode(c.resp.StatusCode)
-	copyResponseHeaders(ctx, c.resp.Header)
-	r.rec.mu.Lock()
-	overhead := r.rec.overheadMs(now)
-	r.rec.mu.Unlock()
-	ctx.Response.Header.Set("x-ccload-overhead-ms", strconv.FormatInt(overhead, 10))
-	ctx.SetBody(b)
-	e.finish(r)
-	return attemptResult{done: true}
+	return e.answerWhole(ctx, r, c, now, b, passthrough.Usage(b), "")
 }
 
 // streamThrough relays a non-JSON answer byte for byte. The attempt is

@@ -72,6 +72,8 @@ func (e *Engine) RunProbe(ctx context.Context, snap *config.Snapshot, p Probe) P
 	fam := protocol.Anthropic
 	if len(u.Protocols) > 0 {
 		fam = u.Protocols[0]
+	} else if f := e.detectedFamily(ch.Name, u.URL); f != "" {
+		fam = f // what live traffic found the URL speaks (detect.go)
 	}
 	res := ProbeResult{Channel: ch.Name, Model: p.Model.Name, Upstream: p.Model.Upstream, URL: config.MaskURL(u.URL),
 		Key: ch.Keys[p.Key].String(), Protocol: fam, Stream: p.Stream}

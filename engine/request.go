@@ -50,6 +50,8 @@ type request struct {
 	// clientKey is the client's token, kept only when the request may be
 	// debug-captured, so the capture can scrub it (debugcapture.go).
 	clientKey string
+	// probe: the protocol detection this request's attempt is running.
+	probe *probeRun
 }
 
 func (e *Engine) newRequest(ctx *fasthttp.RequestCtx, ep endpoint, snap *config.Snapshot, tok *config.Token) *request {

@@ -42,6 +42,10 @@ type Options struct {
 	// MaxRecorded, when > 0, keeps only the last MaxRecorded requests, so a
 	// long-running mock (a demo, a benchmark) does not grow without bound.
 	MaxRecorded int
+	// Families, when non-empty, are the only families served: a path of
+	// another family answers 404 as an unknown endpoint would, the way a
+	// real single-protocol upstream does (engine protocol detection tests).
+	Families []string
 	// RefuseWebSocket, when > 0, answers every Responses WebSocket upgrade
 	// with that HTTP status instead of upgrading, as an upstream without
 	// WebSocket mode does (404, 426…).
@@ -153,6 +157,12 @@ func (s *Server) Reset() {
 	s.reqs, s.seq = nil, 0
 }
 
+// serves reports whether family is one of Options.Families (all are
+// when that is empty).
+func (s *Server) serves(family string) bool {
+	return len(s.opts.Families) == 0 || slices.Contains(s.opts.Families, family)
+}
+
 // record stores rec and returns the response sequence number for it.
 func (s *Server) record(rec Recorded) int {
 	s.mu.Lock()
@@ -174,11 +184,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
-	if ep := openAIEndpoint(r.URL.Path); ep != "" {
+	if ep := openAIEndpoint(r.URL.Path); ep != "" && s.serves(OpenAI) {
 		s.serveOpenAIEndpoint(w, r, ep, body, err)
 		return
 	}
 	rt := matchRoute(r)
+	if !s.serves(rt.family) {
+		rt = route{}
+	}
 	rec := Recorded{
 		Family: rt.family, Method: r.Method, Path: r.URL.Path, RawQuery: r.URL.RawQuery,
 		Header: r.Header.Clone(), Body: body, Model: rt.model, Stream: rt.stream,
@@ -195,7 +208,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if rt.family == "" {
-		s.fail(w, OpenAI, http.StatusNotFound, fmt.Sprintf("mock upstream: no endpoint for %s %s", r.Method, r.URL.Path))
+		s.unknownEndpoint(w, r)
 		return
 	}
 	if rec.Key == "" {
@@ -239,6 +252,18 @@ func (s *Server) fail(w http.ResponseWriter, family string, status int, msg stri
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_, _ = w.Write(body) // an error means the client left
+}
+
+// unknownEndpoint answers a path no served family has the way OpenAI
+// answers "Invalid URL (POST /x)": a 404 whose error names no model and
+// has no code, so a client can tell it from a model 404 (ccload's
+// protocol detection does).
+func (s *Server) unknownEndpoint(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusNotFound)
+	_, _ = w.Write(jsonOf(struct {
+		Error openAIErr `json:"error"`
+	}{openAIErr{Message: fmt.Sprintf("mock upstream: no endpoint for %s %s", r.Method, r.URL.Path), Type: "invalid_request_error"}}))
 }
 
 func (s *Server) writeJSON(w http.ResponseWriter, body []byte) {

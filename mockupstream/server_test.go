@@ -407,3 +407,22 @@ func TestMaxRecordedKeepsTheLast(t *testing.T) {
 		t.Errorf("recorded %+v, want the last two", got)
 	}
 }
+
+func TestFamiliesServesOnlyThose(t *testing.T) {
+	s, base := start(t, Options{Families: []string{Anthropic}})
+	chat := post(t, base+"/v1/chat/completions", chatReq, "Authorization: Bearer k")
+	emb := post(t, base+"/v1/embeddings", `{"model":"e","input":"hi"}`, "Authorization: Bearer k")
+	ant := post(t, base+"/v1/messages", anthropicReq, "x-api-key: k", "anthropic-version: 2023-06-01")
+	for name, r := range map[string]*http.Response{"chat": chat, "embeddings": emb} {
+		if b := readAll(t, r.Body); r.StatusCode != http.StatusNotFound || !strings.Contains(string(b), "no endpoint for POST") || strings.Contains(string(b), "model") {
+			t.Errorf("%s: %d %s, want the unknown-endpoint 404 that names no model", name, r.StatusCode, b)
+		}
+	}
+	if ant.StatusCode != http.StatusOK {
+		t.Errorf("anthropic: %d, want 200", ant.StatusCode)
+	}
+	got := s.Requests()
+	if len(got) != 3 || got[0].Family != "" || got[0].Path != "/v1/chat/completions" || got[2].Family != Anthropic {
+		t.Errorf("recorded %+v", got)
+	}
+}

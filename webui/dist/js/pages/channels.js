@@ -243,6 +243,7 @@ function card(ch, env) {
     );
     put(urls, ...c.urls.map((u) => h('li', {}, h('span', { class: 'mono' }, u.url), ' ',
       u.protocols.length ? u.protocols.map((p) => h('span', { class: 'chip' }, p)) : h('span', { class: 'chip' }, 'detect'),
+      (u.detected || []).map(detectedChip),
       u.exact ? h('span', { class: 'chip' }, 'exact') : null,
       h('span', { class: 'muted' }, u.visited ? ` ${fmtMs(u.ewma_ms)} avg` : ' not used yet'))));
     pauseBtn.textContent = c.paused ? 'Resume' : 'Pause';
@@ -265,4 +266,14 @@ function card(ch, env) {
   }
 
   return { el, update };
+}
+
+// detectedChip is what protocol detection learned for one client family on
+// a URL without protocols: "openai → anthropic" means Chat requests are
+// sent there as Anthropic; "none" that no family answered until retry_at.
+function detectedChip(d) {
+  if (d.protocol) {
+    return h('span', { class: 'chip', title: `detected: ${d.client} requests are sent as ${d.protocol}` }, `${d.client} → ${d.protocol}`);
+  }
+  return h('span', { class: 'chip', title: `detected: no protocol answered; probed again at ${fmtTime(d.retry_at)}` }, `${d.client} → none`);
 }

@@ -1,0 +1,64 @@
+package engine
+
+import (
+	"io"
+	"strconv"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"ccload/engine/failure"
+	"ccload/protocol/convert"
+)
+
+// A non-stream answer, chat (finishJSON) or relayed (finishPass), is read
+// whole, checked, then written in one piece: readWhole and answerWhole are
+// the two halves both share, so the checks and the bookkeeping (timers,
+// upstreamDone, cooldown success, overhead header, finish) cannot drift
+// apart between them.
+
+// readWhole reads a 2xx upstream body to its end and stops the attempt's
+// timers. It returns the body and when it was read, or the failed attempt:
+// a body that broke off, or an error in disguise (HTTP 200 with an error
+// body, design §6).
+func (e *Engine) readWhole(r *request, c *upstreamCall) ([]byte, time.Time, *attemptResult) {
+	defer c.cancel(nil)
+	defer c.stopTimers()
+	b, err := io.ReadAll(io.LimitReader(c.resp.Body, maxUpstreamBody))
+	c.resp.Body.Close()
+	now := e.clock.Now()
+	r.rec.mu.Lock()
+	r.rec.upstreamDone = now
+	r.rec.mu.Unlock()
+	if err != nil {
+		o := failure.Classify(failure.Input{Err: err, Timeout: isTimeout(err), Now: now})
+		c.at.end(now, c.resp.StatusCode, o)
+		return nil, now, &attemptResult{outcome: o}
+	}
+	if o, bad := failure.SoftError(b); bad {
+		c.at.end(now, c.resp.StatusCode, o)
+		return nil, now, &attemptResult{outcome: o, status: 502, body: b, family: c.family}
+	}
+	return b, now, nil
+}
+
+// answerWhole ends the attempt as the winner and writes body to the
+// client with the upstream's status and kept headers; contentType, when
+// set, replaces the upstream's.
+func (e *Engine) answerWhole(ctx *fasthttp.RequestCtx, r *request, c *upstreamCall, now time.Time, body []byte, usage convert.Usage, contentType string) attemptResult {
+	c.at.end(now, c.resp.StatusCode, failure.Outcome{})
+	e.succeeded(r, c, now)
+	r.rec.setUsage(usage)
+	ctx.SetStatusCode(c.resp.StatusCode)
+	copyResponseHeaders(ctx, c.resp.Header)
+	if contentType != "" {
+		ctx.SetContentType(contentType)
+	}
+	r.rec.mu.Lock()
+	overhead := r.rec.overheadMs(now)
+	r.rec.mu.Unlock()
+	ctx.Response.Header.Set("x-ccload-overhead-ms", strconv.FormatInt(overhead, 10))
+	ctx.SetBody(body)
+	e.finish(r)
+	return attemptResult{done: true}
+}
