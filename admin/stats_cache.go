@@ -3,6 +3,7 @@ package admin
 import (
 	"cmp"
 	"context"
+	"math"
 	"slices"
 	"sync"
 	"time"
@@ -113,6 +114,14 @@ func (e *statsEntry) series(ctx context.Context, st store.Store, since, until ti
 		}
 		if dn != cn || dsum != csum {
 			e.pts, e.names, e.lastID = e.pts[:0], map[string]string{}, 0
+		}
+	}
+	if len(e.pts) == 0 {
+		// A rebuild (the warm-up at start, or after pruning): size the slice
+		// once from the row count. Grown by appending, 100k+ points leave tens
+		// of MB of dropped arrays behind, which stay in the process's RSS.
+		if n, _, err := st.LogPointDigest(ctx, since, farFuture, math.MaxInt64); err == nil && n > 0 && n <= statsCachePoints {
+			e.pts = make([]store.LogPoint, 0, n+n/16)
 		}
 	}
 	e.valid = false // until the read below succeeds
