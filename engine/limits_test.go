@@ -116,8 +116,13 @@ func TestConcurrencyLimits(t *testing.T) {
 				done <- resp.StatusCode
 			}()
 			// Wait until the held request owns its slot (channel a's, or the
-			// token's), not merely until it is in flight.
+			// token's), not merely until it is in flight, and until the mock
+			// has recorded it: otherwise it may be recorded after the second
+			// request, and lastKey below would name it instead.
 			holding := func() bool {
+				if len(m.Requests()) == 0 {
+					return false
+				}
 				if c.name == "token" {
 					n, _ := g.Engine.TokenLoad("tester")
 					return n > 0
