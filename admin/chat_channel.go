@@ -4,8 +4,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"net/url"
-	"strings"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -20,22 +18,6 @@ const maxChatTime = 2 * time.Minute
 // chatTester is implemented by *engine.Engine.
 type chatTester interface {
 	RunChatTest(ctx context.Context, t engine.ChatTest, out func(text string) error) engine.ChatResult
-}
-
-// chatAction matches POST /admin/channels/{name}/chat (rest is the raw
-// path after /admin/channels/).
-func chatAction(rest string) (endpoint, bool) {
-	raw, ok := strings.CutSuffix(rest, "/chat")
-	if !ok || raw == "" {
-		return endpoint{}, false
-	}
-	name, err := url.PathUnescape(raw)
-	if err != nil {
-		return endpoint{}, false
-	}
-	return endpoint{method: "POST", h: func(s *Server, ctx *fasthttp.RequestCtx) error {
-		return s.chatChannel(ctx, name)
-	}}, true
 }
 
 // chatChannel sends the operator's prompt to the channel through the

@@ -235,29 +235,41 @@ func (s *Server) Handler(ctx *fasthttp.RequestCtx) bool {
 	return true
 }
 
-// channelAction matches POST /admin/channels/{name}/pause|resume. The name
-// is taken from the raw path and unescaped, so names with "/" work when
-// the client escapes them (%2F).
+// channelActions are the POST /admin/channels/{name}/{verb} endpoints, in
+// the order they are matched.
+var channelActions = []struct {
+	verb string
+	h    func(s *Server, ctx *fasthttp.RequestCtx, name string) error
+}{
+	{"pause", func(s *Server, ctx *fasthttp.RequestCtx, name string) error { return s.setPaused(ctx, name, true) }},
+	{"resume", func(s *Server, ctx *fasthttp.RequestCtx, name string) error { return s.setPaused(ctx, name, false) }},
+	{"chat", (*Server).chatChannel}, // chat_channel.go
+	{"test", (*Server).testChannel}, // test_channel.go
+}
+
+// channelAction matches POST /admin/channels/{name}/{verb}. The name is
+// taken from the raw path and unescaped, so names with "/" work when the
+// client escapes them (%2F).
 func channelAction(ctx *fasthttp.RequestCtx) (endpoint, bool) {
 	rest, ok := strings.CutPrefix(string(ctx.URI().PathOriginal()), "/admin/channels/")
 	if !ok {
 		return endpoint{}, false
 	}
-	for _, a := range []string{"pause", "resume"} {
-		if raw, ok := strings.CutSuffix(rest, "/"+a); ok && raw != "" {
-			name, err := url.PathUnescape(raw)
-			if err != nil {
-				return endpoint{}, false
-			}
-			return endpoint{method: "POST", h: func(s *Server, ctx *fasthttp.RequestCtx) error {
-				return s.setPaused(ctx, name, a == "pause")
-			}}, true
+	for _, a := range channelActions {
+		raw, ok := strings.CutSuffix(rest, "/"+a.verb)
+		if !ok || raw == "" {
+			continue
 		}
+		name, err := url.PathUnescape(raw)
+		if err != nil {
+			return endpoint{}, false
+		}
+		h := a.h
+		return endpoint{method: "POST", h: func(s *Server, ctx *fasthttp.RequestCtx) error {
+			return h(s, ctx, name)
+		}}, true
 	}
-	if ep, ok := chatAction(rest); ok { // POST /admin/channels/{name}/chat, chat_channel.go
-		return ep, true
-	}
-	return testAction(rest) // POST /admin/channels/{name}/test, test_channel.go
+	return endpoint{}, false
 }
 
 // httpError is an error with the status and message the client gets; Err,

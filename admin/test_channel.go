@@ -2,9 +2,7 @@ package admin
 
 import (
 	"context"
-	"net/url"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -20,22 +18,6 @@ const maxTestTime = 30 * time.Second
 // prober is implemented by *engine.Engine.
 type prober interface {
 	RunProbe(ctx context.Context, snap *config.Snapshot, p engine.Probe) engine.ProbeResult
-}
-
-// testAction matches POST /admin/channels/{name}/test (rest is the raw path
-// after /admin/channels/).
-func testAction(rest string) (endpoint, bool) {
-	raw, ok := strings.CutSuffix(rest, "/test")
-	if !ok || raw == "" {
-		return endpoint{}, false
-	}
-	name, err := url.PathUnescape(raw)
-	if err != nil {
-		return endpoint{}, false
-	}
-	return endpoint{method: "POST", h: func(s *Server, ctx *fasthttp.RequestCtx) error {
-		return s.testChannel(ctx, name)
-	}}, true
 }
 
 // testChannel sends one small real request through the channel, with the
