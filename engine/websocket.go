@@ -94,7 +94,8 @@ func (e *Engine) serveSocket(ctx *fasthttp.RequestCtx) {
 		SessionID:    sessionID(&ctx.Request.Header),
 		WriteTimeout: snap.Server.Limits.StreamWriteTimeout.D(),
 		Now:          e.clock.Now,
-		Turn: func(body []byte) responsesws.Result {
+		Turn: func(body []byte, chain responsesws.Chain) responsesws.Result {
+			ups.setChain(chain)
 			return e.serveTurn(tmpl, remote, ups, body)
 		},
 	}

@@ -3,6 +3,7 @@ package engine_test
 import (
 	"errors"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -257,5 +258,101 @@ tokens:
 	notes := rows[1].AttemptsJSON + rows[0].AttemptsJSON
 	if !strings.Contains(notes, "websocket upstream refused (") || !strings.Contains(notes, "refused the upgrade earlier") {
 		t.Errorf("attempt notes: %s", notes)
+	}
+}
+
+// startSlowWS serves wsConfig from a mock whose Responses streams wait
+// delay between events, so a turn lasts long enough to act during it.
+func startSlowWS(t *testing.T, delay time.Duration) (*gateway, *mockupstream.Server) {
+	t.Helper()
+	m, u := startMock(t, mockupstream.Options{Script: func(r *mockupstream.Recorded) mockupstream.Reply {
+		rep := mockupstream.DefaultReply(r)
+		rep.EventDelay = delay
+		return rep
+	}})
+	return startGateway(t, strings.ReplaceAll(wsConfig, "{{URL}}", u)), m
+}
+
+// TestWebSocketPingDuringTurn: a ping the client sends while a turn is
+// streaming is answered at once, not when the turn ends, and a second
+// response.create sent during the first turn is served after it.
+func TestWebSocketPingDuringTurn(t *testing.T) {
+	g, m := startSlowWS(t, 150*time.Millisecond)
+	c := dialSession(t, g, testToken, "")
+	var mu sync.Mutex
+	var seen []string // event types and "pong", in arrival order
+	note := func(s string) { mu.Lock(); seen = append(seen, s); mu.Unlock() }
+	c.SetPongHandler(func(data string) error { note("pong " + data); return nil })
+	done := make(chan error, 1)
+	go func() {
+		completed := 0
+		for completed < 2 {
+			c.SetReadDeadline(time.Now().Add(20 * time.Second))
+			_, b, err := c.ReadMessage()
+			if err != nil {
+				done <- err
+				return
+			}
+			typ := gjson.GetBytes(b, "type").Str
+			note(typ)
+			if typ == "response.completed" {
+				completed++
+			}
+		}
+		done <- nil
+	}()
+	if err := c.WriteMessage(websocket.TextMessage, []byte(`{"type":"response.create","model":"r1","input":"one"}`)); err != nil {
+		t.Fatal(err)
+	}
+	// Wait until output is flowing, then ping and queue the next turn.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		mu.Lock()
+		n := len(seen)
+		mu.Unlock()
+		if n >= 3 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := c.WriteControl(websocket.PingMessage, []byte("mid-turn"), time.Now().Add(time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.WriteMessage(websocket.TextMessage, []byte(`{"type":"response.create","model":"r1","input":"two"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("reading: %v (seen %v)", err, seen)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	pong, first := slices.Index(seen, "pong mid-turn"), slices.Index(seen, "response.completed")
+	if pong < 0 || first < 0 || pong > first {
+		t.Errorf("the pong came at %d, the first turn completed at %d: %v", pong, first, seen)
+	}
+	if n := len(m.Requests()); n != 2 {
+		t.Errorf("upstream requests %d, want 2 (the queued turn served after the first)", n)
+	}
+}
+
+// TestWebSocketCloseDuringTurnCancelsUpstream: a client that closes its
+// socket mid-turn cancels the upstream stream at once, as a dropped HTTP
+// client does, and the turn's row says the client went away.
+func TestWebSocketCloseDuringTurnCancelsUpstream(t *testing.T) {
+	g, _ := startSlowWS(t, 300*time.Millisecond)
+	c := dialSession(t, g, testToken, "")
+	if err := c.WriteMessage(websocket.TextMessage, []byte(`{"type":"response.create","model":"r1","input":"one"}`)); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 2; i++ { // created, in_progress: the turn is streaming
+		c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		if _, _, err := c.ReadMessage(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseNormalClosure, "bye"), time.Now().Add(time.Second))
+	rows := g.waitLogs(t, 1)
+	if rows[0].Status != 499 || !rows[0].Incomplete {
+		t.Errorf("row: status %d incomplete %v, want 499 incomplete", rows[0].Status, rows[0].Incomplete)
 	}
 }

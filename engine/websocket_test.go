@@ -341,8 +341,10 @@ func TestWebSocketNativeUpstream(t *testing.T) {
 			t.Errorf("turn reached the upstream over %q with key %q", r.Header.Get(mockupstream.TransportHeader), r.Key)
 		}
 	}
-	if n := gjson.GetBytes(reqs[1].Body, "input.#").Int(); n != 3 {
-		t.Errorf("turn 2 transcript has %d items, want 3: %s", n, reqs[1].Body)
+	// The upstream socket produced turn 1 itself: turn 2 continues it by
+	// id with only the new item, not the replayed transcript.
+	if n, prev := gjson.GetBytes(reqs[1].Body, "input.#").Int(), gjson.GetBytes(reqs[1].Body, "previous_response_id").Str; n != 1 || prev != last(one).Get("response.id").Str {
+		t.Errorf("turn 2 went up with %d items and previous_response_id %q, want 1 and %q: %s", n, prev, last(one).Get("response.id").Str, reqs[1].Body)
 	}
 	// Both turns went over one upstream socket, closed with the client's.
 	if n := m.WebSocketDials(); n != 1 {
@@ -355,5 +357,32 @@ func TestWebSocketNativeUpstream(t *testing.T) {
 		if r.Status != 200 || r.Channel != "native" || strings.Contains(r.AttemptsJSON, "HTTP/SSE used") {
 			t.Errorf("row: status %d channel %q attempts %s", r.Status, r.Channel, r.AttemptsJSON)
 		}
+	}
+}
+
+// TestWebSocketNativeUpstreamForgotResponse: an upstream socket that
+// answers the chained turn with previous_response_not_found gets the whole
+// transcript on the same socket, and the client sees no error.
+func TestWebSocketNativeUpstreamForgotResponse(t *testing.T) {
+	m, u := startMock(t, mockupstream.Options{ForgetResponses: true})
+	g := startGateway(t, strings.ReplaceAll(wsConfig, "{{URL}}", u))
+	c, _, err := dialWS(t, g, testToken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	one := turn(t, c, `{"type":"response.create","model":"n1","input":"hi"}`)
+	two := turn(t, c, `{"type":"response.create","model":"n1","previous_response_id":"`+last(one).Get("response.id").Str+`","input":"again"}`)
+	if last(two).Get("type").Str != "response.completed" || texts(two) != mockupstream.DefaultText {
+		t.Fatalf("turn 2: %v", two)
+	}
+	reqs := m.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("upstream requests served: %d, want 2", len(reqs))
+	}
+	if n, prev := gjson.GetBytes(reqs[1].Body, "input.#").Int(), gjson.GetBytes(reqs[1].Body, "previous_response_id"); n != 3 || prev.Exists() {
+		t.Errorf("the retry went up with %d items (want the 3 of the transcript) and previous_response_id %s: %s", n, prev.Raw, reqs[1].Body)
+	}
+	if n := m.WebSocketDials(); n != 1 {
+		t.Errorf("upstream dials %d, want 1 (the retry uses the same socket)", n)
 	}
 }

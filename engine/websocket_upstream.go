@@ -14,6 +14,7 @@ import (
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
 
+	"ccload/engine/responsesws"
 	"ccload/protocol"
 )
 
@@ -43,15 +44,21 @@ func (e *Engine) sendSocket(rq upstreamRequest, ups *upstreamSockets, slot strin
 	frame, _ := sjson.SetBytes(rq.body, "type", "response.create")
 	frame, _ = sjson.DeleteBytes(frame, "stream")
 
-	conn := ups.take(slot)
+	conn, last := ups.take(slot)
 	var redial func() (*websocket.Conn, error)
+	var full []byte // the whole-transcript frame, while a chained one is unanswered
 	if conn != nil {
 		// An idle socket the upstream closed meanwhile may still take the
 		// write; its first read then fails, and the body dials once more.
 		redial = func() (*websocket.Conn, error) { return e.dialSocket(rq, frame) }
-		if conn.WriteMessage(websocket.TextMessage, frame) != nil {
+		up := frame
+		if chained, ok := chainFrame(frame, ups.turnChain(), last); ok {
+			up, full = chained, frame
+			note("continued the upstream socket's own response " + last + " (previous_response_id), not the whole transcript")
+		}
+		if conn.WriteMessage(websocket.TextMessage, up) != nil {
 			conn.Close()
-			conn, redial = nil, nil
+			conn, redial, full = nil, nil, nil
 		}
 	}
 	if conn == nil {
@@ -66,7 +73,7 @@ func (e *Engine) sendSocket(rq upstreamRequest, ups *upstreamSockets, slot strin
 			return e.send(rq)
 		}
 	}
-	b := &socketBody{conn: conn, ctx: rq.ctx, redial: redial, ups: ups, slot: slot}
+	b := &socketBody{conn: conn, ctx: rq.ctx, redial: redial, full: full, ups: ups, slot: slot}
 	b.arm()
 	return sent{resp: &upstreamResponse{
 		StatusCode: 200,
@@ -74,6 +81,44 @@ func (e *Engine) sendSocket(rq upstreamRequest, ups *upstreamSockets, slot strin
 		Body:       b,
 		ctx:        rq.ctx,
 	}}
+}
+
+// chainFrame rewrites a turn whose input replays the transcript of
+// response last, on the upstream socket that produced last, as that
+// response's continuation: previous_response_id plus only the new items.
+// The upstream still holds last in its socket's memory (OpenAI's WebSocket
+// mode guide, developers.openai.com/api/docs/guides/websocket-mode: the
+// most recent response of a connection can be continued with store:false).
+// false when the turn does not continue last, or its input is not the
+// transcript plus new items any more (a conversion reshaped it).
+func chainFrame(frame []byte, chain responsesws.Chain, last string) ([]byte, bool) {
+	if chain.Prev == "" || chain.Prev != last || chain.Replayed <= 0 {
+		return nil, false
+	}
+	in := gjson.GetBytes(frame, "input")
+	if !in.IsArray() {
+		return nil, false
+	}
+	items := in.Array()
+	if len(items) < chain.Replayed {
+		return nil, false
+	}
+	arr := []byte{'['}
+	for i, it := range items[chain.Replayed:] {
+		if i > 0 {
+			arr = append(arr, ',')
+		}
+		arr = append(arr, it.Raw...)
+	}
+	arr = append(arr, ']')
+	out, err := sjson.SetRawBytes(frame, "input", arr)
+	if err != nil {
+		return nil, false
+	}
+	if out, err = sjson.SetBytes(out, "previous_response_id", last); err != nil {
+		return nil, false
+	}
+	return out, true
 }
 
 // socketRefused is a handshake the upstream answered with HTTP instead of
@@ -119,34 +164,53 @@ func (e *Engine) dialSocket(rq upstreamRequest, frame []byte) (*websocket.Conn, 
 }
 
 // upstreamSockets holds the one idle upstream socket a downstream socket
-// keeps between turns (its turns run one at a time).
+// keeps between turns (its turns run one at a time), the id of the last
+// response that socket completed, and the chain of the turn being served.
 type upstreamSockets struct {
 	mu     sync.Mutex
 	slot   string
 	conn   *websocket.Conn
+	last   string
+	chain  responsesws.Chain
 	closed bool
 }
 
-// take hands out the idle socket when it serves slot; an idle socket for
-// another slot is closed.
-func (u *upstreamSockets) take(slot string) *websocket.Conn {
+// setChain records which response the next turn continues.
+func (u *upstreamSockets) setChain(c responsesws.Chain) {
+	u.mu.Lock()
+	u.chain = c
+	u.mu.Unlock()
+}
+
+func (u *upstreamSockets) turnChain() responsesws.Chain {
 	if u == nil {
-		return nil
+		return responsesws.Chain{}
 	}
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	c := u.conn
-	u.conn = nil
-	if c != nil && u.slot != slot {
-		c.Close()
-		c = nil
-	}
-	return c
+	return u.chain
 }
 
-// put keeps c idle for slot, or closes it when the downstream socket is
-// gone.
-func (u *upstreamSockets) put(slot string, c *websocket.Conn) {
+// take hands out the idle socket when it serves slot, with the id of the
+// last response it completed; an idle socket for another slot is closed.
+func (u *upstreamSockets) take(slot string) (*websocket.Conn, string) {
+	if u == nil {
+		return nil, ""
+	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	c, last := u.conn, u.last
+	u.conn, u.last = nil, ""
+	if c != nil && u.slot != slot {
+		c.Close()
+		return nil, ""
+	}
+	return c, last
+}
+
+// put keeps c idle for slot, with last the id of the response it just
+// completed, or closes it when the downstream socket is gone.
+func (u *upstreamSockets) put(slot string, c *websocket.Conn, last string) {
 	if u == nil {
 		c.Close()
 		return
@@ -160,7 +224,7 @@ func (u *upstreamSockets) put(slot string, c *websocket.Conn) {
 	if u.conn != nil {
 		u.conn.Close()
 	}
-	u.slot, u.conn = slot, c
+	u.slot, u.conn, u.last = slot, c, last
 }
 
 // close ends the idle socket with the downstream one.
@@ -185,6 +249,7 @@ type socketBody struct {
 	stop   func() bool     // disarms the close on ctx's end
 	ctx    context.Context
 	redial func() (*websocket.Conn, error) // set while a reused socket has not answered
+	full   []byte                          // the whole-transcript frame, while a chained frame has not answered
 	ups    *upstreamSockets
 	slot   string
 	buf    bytes.Buffer
@@ -228,7 +293,7 @@ func (b *socketBody) Read(p []byte) (int, error) {
 		if err != nil && b.redial != nil && b.ctx.Err() == nil {
 			// The reused socket was dead: dial a fresh one, once.
 			redial := b.redial
-			b.redial = nil
+			b.redial, b.full = nil, nil
 			if old := b.disarm(); old != nil {
 				old.Close()
 			}
@@ -246,10 +311,22 @@ func (b *socketBody) Read(p []byte) (int, error) {
 		}
 		b.redial = nil
 		typ := gjson.GetBytes(msg, "type").Str
+		if full := b.full; full != nil {
+			b.full = nil
+			if typ == "error" && gjson.GetBytes(msg, "error.code").Str == "previous_response_not_found" {
+				// The upstream forgot its response after all: send the
+				// whole transcript on the same socket, as OpenAI's guide
+				// says to recover.
+				if err := c.WriteMessage(websocket.TextMessage, full); err != nil {
+					return 0, err
+				}
+				continue
+			}
+		}
 		switch typ {
 		case "response.completed", "response.incomplete":
 			b.done = true
-			b.release()
+			b.release(gjson.GetBytes(msg, "response.id").Str)
 		case "response.failed", "error":
 			b.done = true
 		}
@@ -267,9 +344,9 @@ func (b *socketBody) Read(p []byte) (int, error) {
 
 // release hands the socket back to ups, unless the attempt's context
 // already closed it.
-func (b *socketBody) release() {
+func (b *socketBody) release(last string) {
 	if c := b.disarm(); c != nil {
-		b.ups.put(b.slot, c)
+		b.ups.put(b.slot, c, last)
 	}
 }
 

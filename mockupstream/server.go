@@ -50,6 +50,10 @@ type Options struct {
 	// with that HTTP status instead of upgrading, as an upstream without
 	// WebSocket mode does (404, 426…).
 	RefuseWebSocket int
+	// ForgetResponses makes every Responses WebSocket answer a
+	// previous_response_id with previous_response_not_found, as an upstream
+	// that lost its socket's memory does.
+	ForgetResponses bool
 }
 
 // Recorded is one request the mock received. Its fields are copies owned by

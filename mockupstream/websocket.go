@@ -35,6 +35,11 @@ func isSocket(r *http.Request) bool {
 // text frame is answered as the same body POSTed with stream:true would
 // be (same scripts, same records), its SSE events sent one per text frame;
 // an error answer becomes {"type":"error","status":N,"error":{...}}.
+//
+// Like OpenAI's, a socket remembers the last response it completed: a
+// frame whose previous_response_id names it is served (and recorded as
+// sent, with only its new items); any other id gets the 400
+// previous_response_not_found error event (never with ForgetResponses).
 func (s *Server) serveSocket(w http.ResponseWriter, r *http.Request) {
 	s.sockets.Add(1)
 	if s.opts.RefuseWebSocket > 0 {
@@ -53,10 +58,15 @@ func (s *Server) serveSocket(w http.ResponseWriter, r *http.Request) {
 		h.Del(k)
 	}
 	h.Set(TransportHeader, "websocket")
+	var last string // the id of the last response completed on this socket
 	for {
 		_, frame, err := conn.ReadMessage()
 		if err != nil {
 			return
+		}
+		if prev := gjson.GetBytes(frame, "previous_response_id").Str; prev != "" && (prev != last || s.opts.ForgetResponses) {
+			conn.WriteMessage(websocket.TextMessage, []byte(`{"type":"error","status":400,"error":{"type":"invalid_request_error","code":"previous_response_not_found","message":"Previous response with id '`+prev+`' not found.","param":"previous_response_id"}}`))
+			continue
 		}
 		body, _ := sjson.DeleteBytes(frame, "type")
 		body, _ = sjson.SetBytes(body, "stream", true)
@@ -76,6 +86,9 @@ func (s *Server) serveSocket(w http.ResponseWriter, r *http.Request) {
 		for _, block := range strings.Split(rec.Body.String(), "\n\n") {
 			for _, line := range strings.Split(block, "\n") {
 				if d, ok := strings.CutPrefix(line, "data: "); ok && d != "[DONE]" {
+					if gjson.Get(d, "type").Str == "response.completed" {
+						last = gjson.Get(d, "response.id").Str
+					}
 					if conn.WriteMessage(websocket.TextMessage, []byte(d)) != nil {
 						return
 					}

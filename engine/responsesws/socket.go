@@ -31,8 +31,9 @@ type Options struct {
 	// MaxFrame is server.max_body_bytes: a larger frame closes the socket
 	// with 1009 (message too big) and is never served.
 	MaxFrame int64
-	// Turn serves one turn's HTTP body through the engine's request path.
-	Turn  func(body []byte) Result
+	// Turn serves one turn's HTTP body through the engine's request path;
+	// chain says which part of its input replays an earlier response.
+	Turn  func(body []byte, chain Chain) Result
 	Stats *Stats
 	// Sessions is the engine's store of response chains; Token (the
 	// client token's name) and SessionID (the Session-Id, else Thread-Id
@@ -47,6 +48,18 @@ type Options struct {
 	Now func() time.Time
 }
 
+// Chain tells the engine which response a turn continues: its input's
+// first Replayed items are the transcript of response Prev. An upstream
+// WebSocket that produced Prev itself still holds it (OpenAI's WebSocket
+// mode keeps the last response in memory on the open socket, store:false
+// included), so the turn can go up as previous_response_id plus the new
+// items instead of the whole transcript. Zero for a turn that starts a
+// chain.
+type Chain struct {
+	Prev     string
+	Replayed int
+}
+
 // Close codes (RFC 6455 §7.4.1).
 const (
 	closeGoingAway = websocket.CloseGoingAway         // 1001
@@ -57,8 +70,11 @@ const (
 // Serve runs one downstream socket until the client closes it, it sends no
 // frame for idle_ttl (close 1001), a frame is too big (1009) or a turn
 // fails after output reached the client (1011). Turns run one at a time,
-// in frame order; the client's pings are answered while ccload waits for
-// the next frame (a ping sent during a turn is answered when it ends).
+// in frame order. One goroutine reads the socket all along, so the
+// client's pings are answered at once, during a turn too; frames that
+// arrive while a turn runs wait their turn (at most queued of them, then
+// the reader waits too). A socket that closes or breaks during a turn
+// cancels it, as a dropped HTTP client does.
 func Serve(conn *websocket.Conn, o Options) {
 	if o.Now == nil {
 		o.Now = time.Now
@@ -72,45 +88,126 @@ func Serve(conn *websocket.Conn, o Options) {
 	s := &socket{conn: conn, o: o, key: key}
 	o.Stats.Sockets.Add(1)
 	defer o.Stats.Sockets.Add(-1)
-	defer conn.Close()
 
 	if o.MaxFrame > 0 {
 		conn.SetReadLimit(o.MaxFrame)
 	}
 	stop := make(chan struct{})
+	frames := make(chan inbound, queued)
 	var wg sync.WaitGroup
-	wg.Add(1)
+	wg.Add(2)
 	go func() { defer wg.Done(); s.ping(stop) }()
-	defer wg.Wait()
-	defer close(stop)
+	go func() { defer wg.Done(); s.read(frames, stop) }()
+	defer func() {
+		close(stop)
+		conn.Close() // ends the reader's ReadMessage
+		wg.Wait()
+	}()
 
 	idle := o.Bounds.IdleTTL.D()
+	var timer *time.Timer
+	if idle > 0 {
+		timer = time.NewTimer(idle)
+		defer timer.Stop()
+	}
 	for {
-		if idle > 0 {
-			conn.SetReadDeadline(time.Now().Add(idle))
-		}
-		mt, frame, err := conn.ReadMessage()
-		if err != nil {
-			var ne net.Error
-			switch {
-			case errors.Is(err, websocket.ErrReadLimit):
-				// The library sent close 1009 already; read the rest of
-				// the frame away so closing does not reset the connection
-				// before the client has read that close.
-				drain(conn.NetConn())
-			case errors.As(err, &ne) && ne.Timeout():
+		var in inbound
+		if timer != nil {
+			// idle_ttl counts from the end of the last turn: a long turn
+			// is not idleness.
+			timer.Reset(idle)
+			select {
+			case in = <-frames:
+			case <-timer.C:
 				s.closeWith(closeGoingAway, "idle past server.websockets.idle_ttl")
+				return
 			}
+		} else {
+			in = <-frames
+		}
+		if in.err != nil {
 			return
 		}
-		if mt != websocket.TextMessage {
+		if in.mt != websocket.TextMessage {
 			s.send(ownError(&turnError{status: 400, code: "invalid_frame", message: "response.create must come as a text frame"}))
 			continue
 		}
 		o.Stats.Turns.Add(1)
-		if !s.turn(frame) {
+		if !s.turn(in.data) {
 			return
 		}
+	}
+}
+
+// queued is how many frames may wait while a turn runs before the reader
+// stops reading (and so stops answering pings) until the turn ends. Codex
+// sends one turn at a time; the bound only holds back a client that
+// pipelines, at up to queued+1 frames of max_body_bytes in memory.
+const queued = 2
+
+// inbound is one frame read from the client, or the error that ended the
+// socket.
+type inbound struct {
+	mt   int
+	data []byte
+	err  error
+}
+
+// read reads frames until the socket fails or closes; control frames
+// (ping, pong, close) are handled inside ReadMessage by the library's
+// handlers, which is why the socket must always be read. The error that
+// ends it first cancels a turn in progress, then is handed on.
+func (s *socket) read(frames chan<- inbound, stop <-chan struct{}) {
+	for {
+		mt, data, err := s.conn.ReadMessage()
+		if err != nil {
+			s.abort()
+			if errors.Is(err, websocket.ErrReadLimit) {
+				// The library sent close 1009 already; read the rest of
+				// the frame away so closing does not reset the connection
+				// before the client has read that close.
+				drain(s.conn.NetConn())
+			}
+		}
+		select {
+		case frames <- inbound{mt: mt, data: data, err: err}:
+		case <-stop:
+			return
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// track makes stream the turn a broken socket cancels; false when the
+// socket broke already (the caller closes stream).
+func (s *socket) track(stream io.Closer) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.gone {
+		return false
+	}
+	s.cur = stream
+	return true
+}
+
+func (s *socket) untrack() {
+	s.mu.Lock()
+	s.cur = nil
+	s.mu.Unlock()
+}
+
+// abort marks the socket gone and closes the running turn's stream: the
+// relay's next write fails, the upstream is cancelled and the row says the
+// client went away.
+func (s *socket) abort() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.gone = true
+	if s.cur != nil {
+		s.cur.Close()
+		s.cur = nil
 	}
 }
 
@@ -119,6 +216,10 @@ type socket struct {
 	o    Options
 	key  string // the session in o.Sessions
 	werr error
+
+	mu   sync.Mutex
+	cur  io.Closer // the running turn's stream, nil between turns
+	gone bool      // the reader saw the socket end
 }
 
 func (s *socket) ping(stop <-chan struct{}) {
@@ -186,7 +287,7 @@ func (s *socket) turn(frame []byte) bool {
 	if !c.generate {
 		return s.warmUp(c, items)
 	}
-	res := s.o.Turn(withInput(c.body, items))
+	res := s.o.Turn(withInput(c.body, items), Chain{Prev: c.prev, Replayed: len(items) - len(c.input)})
 	if res.Stream == nil {
 		if res.Status >= 200 && res.Status < 300 && gjson.GetBytes(res.Body, "id").Str != "" {
 			// A whole JSON answer (the upstream did not stream).
@@ -196,6 +297,10 @@ func (s *socket) turn(frame []byte) bool {
 		return s.send(errorFromBody(res.Status, res.Body))
 	}
 	defer res.Stream.Close()
+	if !s.track(res.Stream) {
+		return false
+	}
+	defer s.untrack()
 	rd := protocol.NewReader(res.Stream, 0)
 	terminal := false
 	for {
