@@ -54,6 +54,10 @@ func main() {
 		serveUpstream(os.Args[2])
 		return
 	}
+	if len(os.Args) == 4 && os.Args[1] == "-serve-floor" {
+		serveFloor(os.Args[2], os.Args[3])
+		return
+	}
 	var o options
 	flag.StringVar(&o.bin, "bin", "bin/ccload", "the ccload binary to measure")
 	flag.IntVar(&o.runs, "runs", 1, "repetitions of every scenario; cells are medians")
@@ -64,7 +68,7 @@ func main() {
 	flag.IntVar(&o.streams, "streams", 1000, "concurrent slow streams (200 events × 50 ms)")
 	flag.IntVar(&o.streams10k, "streams10k", 10000, "concurrent slower streams (20 events × 1 s); 0 skips")
 	flag.StringVar(&o.only, "only", "", "comma-separated scenarios to run (json,open,sse,streams,streams10k); empty = all")
-	flag.StringVar(&o.targets, "targets", "", "comma-separated targets (direct,nginx,ccload); empty = all available")
+	flag.StringVar(&o.targets, "targets", "", "comma-separated targets (direct,nginx,gofloor,ccload); empty = all available")
 	flag.BoolVar(&o.keep, "keep", false, "keep the work directory (configs, logs, database)")
 	flag.StringVar(&o.pprof, "pprof", "", "scenario during which to save a 5 s CPU profile of ccload (needs server.pprof)")
 	flag.Parse()
@@ -115,6 +119,14 @@ func run(ctx context.Context, o options) error {
 			defer ng.stop()
 			targets = append(targets, ng)
 		}
+	}
+	if o.want(o.targets, "gofloor") {
+		fl, err := startFloor(work, up.addr)
+		if err != nil {
+			return err
+		}
+		defer fl.stop()
+		targets = append(targets, fl)
 	}
 	if o.want(o.targets, "ccload") {
 		cc, err := startCcload(work, o.bin, up.addr)

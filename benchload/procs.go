@@ -188,6 +188,34 @@ func startUpstream(work string) (*target, error) {
 	return &target{name: "upstream", addr: addr, proc: p}, nil
 }
 
+// startFloor runs the gofloor target (floor.go) in a process of its own.
+func startFloor(work, upstream string) (*target, error) {
+	addr, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	launch := func() (*proc, error) {
+		p, err := start(work, "gofloor", self, "-serve-floor", addr, upstream)
+		if err != nil {
+			return nil, err
+		}
+		if err := waitHTTP("http://"+addr+"/health", http.StatusOK); err != nil {
+			p.stop()
+			return nil, err
+		}
+		return p, nil
+	}
+	p, err := launch()
+	if err != nil {
+		return nil, err
+	}
+	return &target{name: "gofloor", addr: addr, proc: p, launch: launch}, nil
+}
+
 // benchToken is the client token of the generated ccload config.
 const benchToken = "sk-bench-load"
 

@@ -99,6 +99,9 @@ func (t *table) print(w io.Writer) {
 	if has("ccload") && has("nginx") {
 		ratios = append(ratios, "ccload/nginx")
 	}
+	if has("ccload") && has("gofloor") {
+		ratios = append(ratios, "ccload/gofloor")
+	}
 	if has("ccload") && has("direct") {
 		ratios = append(ratios, "ccload/direct")
 	}
