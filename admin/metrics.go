@@ -135,6 +135,13 @@ func (m *Metrics) Observe(r store.LogRow) {
 	if r.AttemptsJSON == "" {
 		return
 	}
+	if r.Attempts == 1 && r.FailureKind == "" {
+		// The common case, one attempt that did not fail: the row's
+		// channel and failure fields are that attempt's, so the attempts
+		// column need not be parsed.
+		m.attempts.WithLabelValues(r.Channel).Inc()
+		return
+	}
 	gjson.Parse(r.AttemptsJSON).ForEach(func(_, a gjson.Result) bool {
 		ch := a.Get("channel").String()
 		m.attempts.WithLabelValues(ch).Inc()

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"encoding/json"
 	"sync"
 	"time"
 
@@ -201,9 +200,7 @@ func (e *Engine) finish(r *request) {
 	}
 	e.reg.ledger.settle(rec.token, r.costReserved, row.Channel, row.Time.UTC().Format(time.DateOnly), row.Cost)
 	if len(rec.attempts) > 0 {
-		if b, err := json.Marshal(rec.attempts); err == nil {
-			row.AttemptsJSON = string(b)
-		}
+		row.AttemptsJSON = string(appendAttemptsJSON(make([]byte, 0, 256*len(rec.attempts)), rec.attempts))
 	}
 	if rec.debug != nil {
 		row.Debug = rec.debug.encode()

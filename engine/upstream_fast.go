@@ -100,10 +100,14 @@ func (f *fastUpstream) do(rq upstreamRequest) (*upstreamResponse, error) {
 	b := &fastBody{ctx: rq.ctx}
 	if s, ok := resp.BodyStream().(fasthttp.ReadCloserWithError); ok {
 		b.stream, b.rd = s, s
+		b.stop = context.AfterFunc(rq.ctx, b.interrupt)
 	} else {
-		b.rd = bytes.NewReader(resp.Body())
+		// The body came whole: nothing to interrupt, and readWhole takes
+		// it as it is (Whole) instead of copying it.
+		b.whole = resp.Body()
+		b.rd = bytes.NewReader(b.whole)
+		b.stop = func() bool { return true }
 	}
-	b.stop = context.AfterFunc(rq.ctx, b.interrupt)
 	return &upstreamResponse{StatusCode: resp.StatusCode(), Header: fastHeader{&resp.Header}, Body: b, ctx: rq.ctx}, nil
 }
 
@@ -227,6 +231,7 @@ func (h fastHeader) Get(k string) string { return string(h.h.Peek(k)) }
 type fastBody struct {
 	rd     io.Reader
 	stream fasthttp.ReadCloserWithError // nil when the body came whole
+	whole  []byte                       // the body when it came whole
 	ctx    context.Context
 	stop   func() bool
 
@@ -243,6 +248,11 @@ func (b *fastBody) Read(p []byte) (int, error) {
 	}
 	return n, err
 }
+
+// Whole is the body when fasthttp read it whole with the headers (it is
+// not streamed), ok false otherwise. The response is never pooled (see
+// Close), so the bytes stay valid.
+func (b *fastBody) Whole() ([]byte, bool) { return b.whole, b.stream == nil }
 
 // interrupt runs when the attempt's context ends.
 func (b *fastBody) interrupt() {

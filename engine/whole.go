@@ -24,7 +24,7 @@ import (
 func (e *Engine) readWhole(r *request, c *upstreamCall) ([]byte, time.Time, *attemptResult) {
 	defer c.cancel(nil)
 	defer c.stopTimers()
-	b, err := io.ReadAll(io.LimitReader(c.resp.Body, maxUpstreamBody))
+	b, err := readAll(c.resp.Body)
 	c.resp.Body.Close()
 	now := e.clock.Now()
 	r.rec.mu.Lock()
@@ -61,4 +61,15 @@ func (e *Engine) answerWhole(ctx *fasthttp.RequestCtx, r *request, c *upstreamCa
 	ctx.SetBody(body)
 	e.finish(r)
 	return attemptResult{done: true}
+}
+
+// readAll reads an upstream body up to maxUpstreamBody. A body the client
+// already holds whole (fastBody) is taken as it is, not copied.
+func readAll(body io.Reader) ([]byte, error) {
+	if w, ok := body.(interface{ Whole() ([]byte, bool) }); ok {
+		if b, ok := w.Whole(); ok {
+			return b[:min(len(b), maxUpstreamBody)], nil
+		}
+	}
+	return io.ReadAll(io.LimitReader(body, maxUpstreamBody))
 }

@@ -118,3 +118,26 @@ func TestChunkSizes(t *testing.T) {
 		t.Errorf("200 rows take %d statements, want 3 (128+64+8)", got)
 	}
 }
+
+// TestSQLitePragmas: every pooled connection of a SQLite store runs with
+// the settings sqliteParams promises (a DSN key the driver ignored would
+// leave its default silently: synchronous FULL, temp_store FILE).
+func TestSQLitePragmas(t *testing.T) {
+	ctx := t.Context()
+	s, err := Open(ctx, "sqlite", t.TempDir()+"/p.db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	db := s.(*sqlStore).db
+	for q, want := range map[string]int{
+		"PRAGMA temp_store":   2, // MEMORY
+		"PRAGMA synchronous":  1, // NORMAL
+		"PRAGMA busy_timeout": 10000,
+	} {
+		var got int
+		if err := db.QueryRowContext(ctx, q).Scan(&got); err != nil || got != want {
+			t.Errorf("%s = %d (%v), want %d", q, got, err, want)
+		}
+	}
+}

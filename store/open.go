@@ -30,7 +30,11 @@ type sqlStore struct {
 //     across a process crash, which is what request logs need.
 //   - _txlock=immediate: transactions take the write lock at BEGIN, so two
 //     transactions never deadlock upgrading a read lock.
-const sqliteParams = "_busy_timeout=10000&_synchronous=NORMAL&_txlock=immediate"
+//   - temp_store=memory: each multi-row INSERT of a log batch opens a
+//     statement journal, a temp file by default; pages went to it with a
+//     pwrite each, ~3% of a busy gateway's CPU (perf, issue 12). In memory
+//     it costs a copy; it holds at most one statement's changed pages.
+const sqliteParams = "_busy_timeout=10000&_synchronous=NORMAL&_txlock=immediate&_pragma=temp_store(memory)"
 
 // Open connects to the database, creating a SQLite file and its directory
 // when missing, and applies the embedded migrations. driver is "sqlite",

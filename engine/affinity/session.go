@@ -108,6 +108,23 @@ func claudeSession(userID string) string {
 	return ""
 }
 
+// withRole is the first element of arr whose role is role, like
+// arr.Get(`#(role=="…")`) without parsing a query on every request.
+func withRole(arr gjson.Result, role string) gjson.Result {
+	var found gjson.Result
+	if !arr.IsArray() {
+		return found
+	}
+	arr.ForEach(func(_, el gjson.Result) bool {
+		if el.IsObject() && el.Get("role").Str == role {
+			found = el
+			return false
+		}
+		return true
+	})
+	return found
+}
+
 // fingerprint hashes what stays fixed over one conversation: the system
 // instruction and the first user turn, in the family's own shape.
 func fingerprint(fam protocol.Family, body Body) string {
@@ -115,27 +132,28 @@ func fingerprint(fam protocol.Family, body Body) string {
 	switch fam {
 	case protocol.Anthropic:
 		sys = body("system")
-		first = body("messages").Get(`#(role=="user")`)
+		first = withRole(body("messages"), "user")
 	case protocol.OpenAI:
-		sys = body("messages").Get(`#(role=="system")`)
+		msgs := body("messages")
+		sys = withRole(msgs, "system")
 		if !sys.Exists() {
-			sys = body("messages").Get(`#(role=="developer")`)
+			sys = withRole(msgs, "developer")
 		}
-		first = body("messages").Get(`#(role=="user")`)
+		first = withRole(msgs, "user")
 	case protocol.Responses:
 		sys = body("instructions")
 		in := body("input")
 		if in.Type == gjson.String {
 			first = in
 		} else {
-			first = in.Get(`#(role=="user")`)
+			first = withRole(in, "user")
 		}
 	case protocol.Gemini:
 		sys = body("systemInstruction")
 		if !sys.Exists() {
 			sys = body("system_instruction")
 		}
-		first = body("contents").Get(`#(role=="user")`)
+		first = withRole(body("contents"), "user")
 		if !first.Exists() {
 			first = body("contents").Get("0")
 		}
