@@ -39,6 +39,14 @@ type Metrics struct {
 	overhead prometheus.Histogram
 	tokens   *prometheus.CounterVec
 	cost     *prometheus.CounterVec
+
+	// The children Observe touches on every request.
+	requestsOf *children[prometheus.Counter]
+	attemptsOf *children[prometheus.Counter]
+	ttfbOf     *children[prometheus.Observer]
+	durationOf *children[prometheus.Observer]
+	tokensOf   *children[prometheus.Counter]
+	costOf     *children[prometheus.Counter]
 }
 
 // NewMetrics returns the registry; cfg gives the models that may appear as
@@ -83,6 +91,12 @@ func NewMetrics(cfg Config) *Metrics {
 			Help: "Cost in USD by channel, model and client token.",
 		}, []string{"channel", "model", "token"}),
 	}
+	m.requestsOf = newChildren(m.requests.WithLabelValues)
+	m.attemptsOf = newChildren(m.attempts.WithLabelValues)
+	m.ttfbOf = newChildren(m.ttfb.WithLabelValues)
+	m.durationOf = newChildren(m.duration.WithLabelValues)
+	m.tokensOf = newChildren(m.tokens.WithLabelValues)
+	m.costOf = newChildren(m.cost.WithLabelValues)
 	m.reg.MustRegister(m.requests, m.attempts, m.failures, m.ttfb, m.duration, m.overhead, m.tokens, m.cost,
 		gauges{m}, wsGauges{m}, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
@@ -110,11 +124,11 @@ func (s sink) Stats() store.WriterStats { return s.next.Stats() }
 // Observe counts one finished request. It never blocks.
 func (m *Metrics) Observe(r store.LogRow) {
 	model := m.modelLabel(r.Model)
-	m.requests.WithLabelValues(r.Channel, model, statusClass(r.Status), r.ClientProtocol).Inc()
+	m.requestsOf.get(labels{r.Channel, model, statusClass(r.Status), r.ClientProtocol}, 4).Inc()
 	if r.TTFBMs > 0 || (!r.IsError() && r.Attempts > 0) { // answered by an upstream
-		m.ttfb.WithLabelValues(r.Channel).Observe(float64(r.TTFBMs) / 1000)
+		m.ttfbOf.get(labels{r.Channel}, 1).Observe(float64(r.TTFBMs) / 1000)
 	}
-	m.duration.WithLabelValues(r.Channel, strconv.FormatBool(r.Stream)).Observe(float64(r.DurationMs) / 1000)
+	m.durationOf.get(labels{r.Channel, strconv.FormatBool(r.Stream)}, 2).Observe(float64(r.DurationMs) / 1000)
 	if r.Attempts > 0 {
 		m.overhead.Observe(float64(r.OverheadMs) / 1000)
 	}
@@ -126,12 +140,12 @@ func (m *Metrics) Observe(r store.LogRow) {
 		{"cache_write", r.CacheWriteTokens}, {"reasoning", r.ReasoningTokens},
 	} {
 		if t.n > 0 {
-			m.tokens.WithLabelValues(r.Channel, model, t.typ).Add(float64(t.n))
+			m.tokensOf.get(labels{r.Channel, model, t.typ}, 3).Add(float64(t.n))
 		}
 	}
 	// Touch the cost series even at 0, so that it exists before pricing
 	// gives it a value and rate() sees its start.
-	m.cost.WithLabelValues(r.Channel, model, r.Token).Add(max(r.Cost, 0))
+	m.costOf.get(labels{r.Channel, model, r.Token}, 3).Add(max(r.Cost, 0))
 	if r.AttemptsJSON == "" {
 		return
 	}
@@ -139,12 +153,12 @@ func (m *Metrics) Observe(r store.LogRow) {
 		// The common case, one attempt that did not fail: the row's
 		// channel and failure fields are that attempt's, so the attempts
 		// column need not be parsed.
-		m.attempts.WithLabelValues(r.Channel).Inc()
+		m.attemptsOf.get(labels{r.Channel}, 1).Inc()
 		return
 	}
 	gjson.Parse(r.AttemptsJSON).ForEach(func(_, a gjson.Result) bool {
 		ch := a.Get("channel").String()
-		m.attempts.WithLabelValues(ch).Inc()
+		m.attemptsOf.get(labels{ch}, 1).Inc()
 		if kind := a.Get("kind").String(); kind != "" {
 			scope := a.Get("scope").String()
 			if scope == "" {
@@ -166,9 +180,11 @@ func (m *Metrics) modelLabel(model string) string {
 	return "other"
 }
 
+var statusClasses = [...]string{1: "1xx", 2: "2xx", 3: "3xx", 4: "4xx", 5: "5xx"}
+
 func statusClass(s int) string {
 	if s >= 100 && s < 600 {
-		return strconv.Itoa(s/100) + "xx"
+		return statusClasses[s/100]
 	}
 	return "none"
 }

@@ -85,8 +85,12 @@ func (f *fastUpstream) do(rq upstreamRequest) (*upstreamResponse, error) {
 		err = f.client.Do(req, resp)
 	default:
 		err = f.client.DoDeadline(req, resp, rq.headerBy)
-		if err == nil {
-			// The body is bounded by the attempt's timers, not this deadline.
+		if err == nil && resp.IsBodyStream() {
+			// The body is bounded by the attempt's timers, not this
+			// deadline. A body that came whole needs nothing: its
+			// connection is back in the pool already (perhaps serving
+			// another request, whose deadline this must not clear), and
+			// fasthttp resets a deadline it set on the next use.
 			f.clearReadDeadline(resp)
 		}
 	}
@@ -97,7 +101,7 @@ func (f *fastUpstream) do(rq upstreamRequest) (*upstreamResponse, error) {
 		}
 		return nil, err
 	}
-	b := &fastBody{ctx: rq.ctx}
+	b := &fastBody{ctx: rq.ctx, size: resp.Header.ContentLength()}
 	if s, ok := resp.BodyStream().(fasthttp.ReadCloserWithError); ok {
 		b.stream, b.rd = s, s
 		b.stop = context.AfterFunc(rq.ctx, b.interrupt)
@@ -232,6 +236,7 @@ type fastBody struct {
 	rd     io.Reader
 	stream fasthttp.ReadCloserWithError // nil when the body came whole
 	whole  []byte                       // the body when it came whole
+	size   int                          // Content-Length; -1 chunked, -2 until close
 	ctx    context.Context
 	stop   func() bool
 
@@ -253,6 +258,10 @@ func (b *fastBody) Read(p []byte) (int, error) {
 // not streamed), ok false otherwise. The response is never pooled (see
 // Close), so the bytes stay valid.
 func (b *fastBody) Whole() ([]byte, bool) { return b.whole, b.stream == nil }
+
+// Size is the body's announced length, or a negative number when it was
+// not announced.
+func (b *fastBody) Size() int { return b.size }
 
 // interrupt runs when the attempt's context ends.
 func (b *fastBody) interrupt() {

@@ -64,11 +64,31 @@ func (e *Engine) answerWhole(ctx *fasthttp.RequestCtx, r *request, c *upstreamCa
 }
 
 // readAll reads an upstream body up to maxUpstreamBody. A body the client
-// already holds whole (fastBody) is taken as it is, not copied.
+// already holds whole (fastBody) is taken as it is, not copied; one of
+// announced length is read into a buffer of that size at once rather than
+// one grown by doubling.
 func readAll(body io.Reader) ([]byte, error) {
 	if w, ok := body.(interface{ Whole() ([]byte, bool) }); ok {
 		if b, ok := w.Whole(); ok {
 			return b[:min(len(b), maxUpstreamBody)], nil
+		}
+	}
+	if s, ok := body.(interface{ Size() int }); ok && s.Size() >= 0 && s.Size() < maxUpstreamBody {
+		b := make([]byte, 0, s.Size()+1) // +1: the read that sees EOF needs room
+		for {
+			n, err := body.Read(b[len(b):cap(b)])
+			b = b[:len(b)+n]
+			if err == io.EOF {
+				return b, nil
+			}
+			if err != nil {
+				return b, err
+			}
+			if len(b) == cap(b) {
+				// Longer than announced: read on as a stream would be.
+				rest, err := io.ReadAll(io.LimitReader(body, int64(maxUpstreamBody-len(b))))
+				return append(b, rest...), err
+			}
 		}
 	}
 	return io.ReadAll(io.LimitReader(body, maxUpstreamBody))
