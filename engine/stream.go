@@ -23,7 +23,8 @@ import (
 // them are relayed by the body stream writer, event by event, and no retry
 // can happen any more (the client would see duplicated output).
 func (e *Engine) startStream(ctx *fasthttp.RequestCtx, r *request, c *upstreamCall) attemptResult {
-	rd := protocol.NewReader(c.resp.Body, 0)
+	src := &flushingSource{r: c.resp.Body}
+	rd := protocol.NewReader(src, 0)
 	var held []byte
 	for {
 		ev, err := rd.Next()
@@ -65,15 +66,19 @@ func (e *Engine) startStream(ctx *fasthttp.RequestCtx, r *request, c *upstreamCa
 	if r.socket || r.inProcess {
 		dl.conn = nil // the socket sets its own write deadline per frame; a channel test has no connection
 	}
-	ctx.Response.SetBodyStream(&relayBody{run: func(w io.Writer) { e.relay(w, r, c, rd, held, dl) }}, -1)
+	ctx.Response.SetBodyStream(&relayBody{run: func(w io.Writer) { e.relay(w, r, c, rd, src, held, dl) }}, -1)
 	return attemptResult{done: true}
 }
 
-// relay writes the committed stream to the client, flushing after every
-// event. A write error means the client went away: the upstream request is
-// cancelled at once. It runs after the handler returned, so it touches
-// nothing of the RequestCtx.
-func (e *Engine) relay(w io.Writer, r *request, c *upstreamCall, rd *protocol.Reader, held []byte, dl writeDeadline) {
+// relay writes the committed stream to the client. What the events read
+// from one upstream read become goes out as one chunk, flushed before the
+// relay waits for the upstream again (flushingSource): an event is never
+// held back waiting for the next, and events that arrived together cost
+// one write instead of one each (perf, issue 12: the write per event was
+// most of a stream's CPU). A write error means the client went away: the
+// upstream request is cancelled at once. It runs after the handler
+// returned, so it touches nothing of the RequestCtx.
+func (e *Engine) relay(w io.Writer, r *request, c *upstreamCall, rd *protocol.Reader, src *flushingSource, held []byte, dl writeDeadline) {
 	defer e.finish(r)
 	defer e.recoverStream(w, r)
 	defer c.cancel(nil)
@@ -98,6 +103,8 @@ func (e *Engine) relay(w io.Writer, r *request, c *upstreamCall, rd *protocol.Re
 		}
 		return werr == nil
 	}
+	src.before = func() { flush() }
+	defer func() { src.before = nil }()
 
 	native := c.family == r.ep.family
 	var conv convert.Stream
@@ -144,7 +151,9 @@ func (e *Engine) relay(w io.Writer, r *request, c *upstreamCall, rd *protocol.Re
 			break
 		}
 		err = feed(ev)
-		flush()
+		if len(out) >= flushAt {
+			flush()
+		}
 		if e.bus.Active() {
 			if now := e.clock.Now(); now.Sub(lastProgress) >= progressEvery {
 				lastProgress = now
@@ -158,6 +167,7 @@ func (e *Engine) relay(w io.Writer, r *request, c *upstreamCall, rd *protocol.Re
 		}
 	}
 
+	flush()
 	r.rec.mu.Lock()
 	r.rec.upstreamDone = e.clock.Now()
 	r.rec.mu.Unlock()
@@ -186,9 +196,30 @@ func (e *Engine) relay(w io.Writer, r *request, c *upstreamCall, rd *protocol.Re
 			msg = "upstream stream failed: " + cause.Error()
 		}
 		emit(protocol.ErrorEvent(r.ep.family, 502, msg))
-		flush()
 		r.rec.fail(502, msg, true)
 	}
+	flush() // the error event, or what the converter's Close emitted
+}
+
+// flushAt is how much output may gather from one upstream read before it
+// is written anyway. The event reader reads at most 1 KiB at a time, so
+// this is rarely reached; it bounds the buffer a stream keeps.
+const flushAt = 4 << 10
+
+// flushingSource is the upstream body under a stream's event reader: the
+// reader reads it only when the events it holds are used up, and before
+// that read, which may wait for the network, before runs (relay flushes
+// what it gathered), so nothing already converted waits on the upstream.
+type flushingSource struct {
+	r      io.Reader
+	before func() // nil while the stream is peeked at
+}
+
+func (s *flushingSource) Read(p []byte) (int, error) {
+	if s.before != nil {
+		s.before()
+	}
+	return s.r.Read(p)
 }
 
 // progressEvery spaces "progress" events of a stream for live views.
