@@ -386,3 +386,28 @@ func TestWebSocketNativeUpstreamForgotResponse(t *testing.T) {
 		t.Errorf("upstream dials %d, want 1 (the retry uses the same socket)", n)
 	}
 }
+
+// TestWebSocketNativeUpstreamDebugCapture: a debug capture of a turn over
+// a native upstream socket records the response too (the socket's events
+// as the stream the relay read), not only the request.
+func TestWebSocketNativeUpstreamDebugCapture(t *testing.T) {
+	_, u := startMock(t, mockupstream.Options{})
+	cfg := strings.Replace(strings.ReplaceAll(wsConfig, "{{URL}}", u), "    websockets: true\n", "    websockets: true\n    debug: true\n", 1)
+	g := startGateway(t, cfg)
+	c, _, err := dialWS(t, g, testToken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if evs := turn(t, c, `{"type":"response.create","model":"n1","input":"hi"}`); last(evs).Get("type").Str != "response.completed" {
+		t.Fatalf("turn: %v", evs)
+	}
+	rows := g.waitLogs(t, 1)
+	full, err := g.Store.GetLog(t.Context(), rows[0].ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp := gjson.Get(full.Debug, "exchanges.0.response")
+	if resp.Get("status").Int() != 200 || !strings.Contains(resp.Get("body").Str, "response.completed") {
+		t.Errorf("captured response: %s (debug %s)", resp.Raw, full.Debug)
+	}
+}

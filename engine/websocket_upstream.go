@@ -75,12 +75,18 @@ func (e *Engine) sendSocket(rq upstreamRequest, ups *upstreamSockets, slot strin
 	}
 	b := &socketBody{conn: conn, ctx: rq.ctx, redial: redial, full: full, ups: ups, slot: slot}
 	b.arm()
-	return sent{resp: &upstreamResponse{
+	resp := &upstreamResponse{
 		StatusCode: 200,
 		Header:     http.Header{"Content-Type": []string{"text/event-stream"}},
 		Body:       b,
 		ctx:        rq.ctx,
-	}}
+	}
+	if rq.onResponse != nil {
+		// A debug capture records the socket's events as the stream the
+		// relay reads (each frame one SSE event), as for an HTTP turn.
+		rq.onResponse(resp)
+	}
+	return sent{resp: resp}
 }
 
 // chainFrame rewrites a turn whose input replays the transcript of
