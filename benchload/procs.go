@@ -250,10 +250,20 @@ func startCcload(work, bin, upstream string) (*target, error) {
 		return nil, err
 	}
 	cfg := filepath.Join(work, "ccload.yaml")
-	if err := os.WriteFile(cfg, []byte(ccloadConfig(addr, upstream, filepath.Join(work, "ccload.db"))), 0o600); err != nil {
-		return nil, err
-	}
+	// Every launch gets a database of its own: a stream scenario restarts
+	// ccload to measure memory per stream, and on the database the
+	// scenarios before it filled (hundreds of thousands of rows) the
+	// dashboard's 24-hour stats cache would be most of what it measures.
+	launches := 0
 	launch := func() (*proc, error) {
+		db := filepath.Join(work, "ccload.db")
+		if launches > 0 {
+			db = filepath.Join(work, fmt.Sprintf("ccload-%d.db", launches))
+		}
+		launches++
+		if err := os.WriteFile(cfg, []byte(ccloadConfig(addr, upstream, db)), 0o600); err != nil {
+			return nil, err
+		}
 		p, err := start(work, "ccload", bin, "serve", "-c", cfg, "--no-watch")
 		if err != nil {
 			return nil, err
