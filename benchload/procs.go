@@ -188,6 +188,30 @@ func waitHTTP(url string, want int) error {
 	}
 }
 
+// startReady starts a child process and waits until url answers want;
+// a child that never gets ready is stopped.
+func startReady(work, name, url string, want int, args ...string) (*proc, error) {
+	p, err := start(work, name, args...)
+	if err != nil {
+		return nil, err
+	}
+	if err := waitHTTP(url, want); err != nil {
+		p.stop()
+		return nil, err
+	}
+	return p, nil
+}
+
+// launched runs launch once and returns the gateway target that restart
+// launches again with it.
+func launched(name, addr string, launch func() (*proc, error)) (*target, error) {
+	p, err := launch()
+	if err != nil {
+		return nil, err
+	}
+	return &target{name: name, addr: addr, proc: p, launch: launch}, nil
+}
+
 // startUpstream runs this binary again as the mock upstream, so its CPU is
 // nobody's but its own.
 func startUpstream(work string) (*target, error) {
@@ -199,12 +223,8 @@ func startUpstream(work string) (*target, error) {
 	if err != nil {
 		return nil, err
 	}
-	p, err := start(work, "upstream", self, "-serve-upstream", addr)
+	p, err := startReady(work, "upstream", "http://"+addr+"/v1/models", http.StatusUnauthorized, self, "-serve-upstream", addr)
 	if err != nil {
-		return nil, err
-	}
-	if err := waitHTTP("http://"+addr+"/v1/models", http.StatusUnauthorized); err != nil {
-		p.stop()
 		return nil, err
 	}
 	return &target{name: "upstream", addr: addr, proc: p}, nil
@@ -220,22 +240,9 @@ func startFloor(work, upstream string) (*target, error) {
 	if err != nil {
 		return nil, err
 	}
-	launch := func() (*proc, error) {
-		p, err := start(work, "gofloor", self, "-serve-floor", addr, upstream)
-		if err != nil {
-			return nil, err
-		}
-		if err := waitHTTP("http://"+addr+"/health", http.StatusOK); err != nil {
-			p.stop()
-			return nil, err
-		}
-		return p, nil
-	}
-	p, err := launch()
-	if err != nil {
-		return nil, err
-	}
-	return &target{name: "gofloor", addr: addr, proc: p, launch: launch}, nil
+	return launched("gofloor", addr, func() (*proc, error) {
+		return startReady(work, "gofloor", "http://"+addr+"/health", http.StatusOK, self, "-serve-floor", addr, upstream)
+	})
 }
 
 // benchToken is the client token of the generated ccload config.
@@ -264,21 +271,14 @@ func startCcload(work, bin, upstream string) (*target, error) {
 		if err := os.WriteFile(cfg, []byte(ccloadConfig(addr, upstream, db)), 0o600); err != nil {
 			return nil, err
 		}
-		p, err := start(work, "ccload", bin, "serve", "-c", cfg, "--no-watch")
-		if err != nil {
-			return nil, err
-		}
-		if err := waitHTTP("http://"+addr+"/health", http.StatusOK); err != nil {
-			p.stop()
-			return nil, err
-		}
-		return p, nil
+		return startReady(work, "ccload", "http://"+addr+"/health", http.StatusOK, bin, "serve", "-c", cfg, "--no-watch")
 	}
-	p, err := launch()
+	t, err := launched("ccload", addr, launch)
 	if err != nil {
 		return nil, err
 	}
-	return &target{name: "ccload", addr: addr, proc: p, adminPassword: benchAdminPassword, launch: launch}, nil
+	t.adminPassword = benchAdminPassword
+	return t, nil
 }
 
 const benchAdminPassword = "bench-admin"
@@ -363,22 +363,9 @@ http {
 	if err := os.WriteFile(cf, []byte(conf), 0o644); err != nil {
 		return nil, err
 	}
-	launch := func() (*proc, error) {
-		p, err := start(work, "nginx", bin, "-p", dir, "-c", cf, "-g", "daemon off;")
-		if err != nil {
-			return nil, err
-		}
-		if err := waitHTTP("http://"+addr+"/v1/models", http.StatusUnauthorized); err != nil {
-			p.stop()
-			return nil, err
-		}
-		return p, nil
-	}
-	p, err := launch()
-	if err != nil {
-		return nil, err
-	}
-	return &target{name: "nginx", addr: addr, proc: p, launch: launch}, nil
+	return launched("nginx", addr, func() (*proc, error) {
+		return startReady(work, "nginx", "http://"+addr+"/v1/models", http.StatusUnauthorized, bin, "-p", dir, "-c", cf, "-g", "daemon off;")
+	})
 }
 
 // profile starts a CPU profile of ccload through its admin pprof endpoint
