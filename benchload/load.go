@@ -324,6 +324,9 @@ loop:
 		case <-allOpen:
 			allOpen = nil
 			plateau = t.proc.rss()
+			if t.plateau != nil {
+				t.plateau()
+			}
 		case <-done:
 			break loop
 		}

@@ -70,7 +70,7 @@ func main() {
 	flag.StringVar(&o.only, "only", "", "comma-separated scenarios to run (json,open,sse,streams,streams10k); empty = all")
 	flag.StringVar(&o.targets, "targets", "", "comma-separated targets (direct,nginx,gofloor,ccload); empty = all available")
 	flag.BoolVar(&o.keep, "keep", false, "keep the work directory (configs, logs, database)")
-	flag.StringVar(&o.pprof, "pprof", "", "scenario during which to save a 5 s CPU profile of ccload (needs server.pprof)")
+	flag.StringVar(&o.pprof, "pprof", "", "scenario during which to save a 5 s CPU profile of ccload, or for a streams scenario its heap profile with all streams open (needs server.pprof)")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -163,8 +163,13 @@ func run(ctx context.Context, o options) error {
 					}
 				}
 				var prof func() error
+				t.plateau = nil
 				if o.pprof == sc.name && t.name == "ccload" {
-					prof = t.profile(work, 5*time.Second)
+					if sc.streams {
+						t.plateau = func() { t.heapProfile(work) }
+					} else {
+						prof = t.profile(work, 5*time.Second)
+					}
 				}
 				res := sc.run(ctx, t)
 				if prof != nil {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -24,6 +25,9 @@ type target struct {
 	adminPassword string
 	// launch starts the gateway process; restart uses it for a fresh one.
 	launch func() (*proc, error)
+	// plateau, when set, runs once while all slow streams are open
+	// (-pprof on a streams scenario saves a heap profile there).
+	plateau func()
 }
 
 // restart replaces the gateway process with a fresh one, so memory is
@@ -366,6 +370,46 @@ http {
 	return launched("nginx", addr, func() (*proc, error) {
 		return startReady(work, "nginx", "http://"+addr+"/v1/models", http.StatusUnauthorized, bin, "-p", dir, "-c", cf, "-g", "daemon off;")
 	})
+}
+
+// heapProfile saves ccload's heap profile (ccload.heap.pprof), the
+// runtime's MemStats (ccload.memstats.txt, the end of the debug=1 text)
+// and its goroutines (ccload.goroutines.txt) in the work directory: what
+// the open streams hold. Last, MemStats after a forced collection
+// (ccload.memstats-aftergc.txt) give the live heap; that collection makes
+// the run's later RSS samples lower than they would be.
+func (t *target) heapProfile(work string) {
+	for _, f := range []struct{ query, file string }{{"heap", "ccload.heap.pprof"}, {"heap?debug=1", "ccload.memstats.txt"}, {"goroutine?debug=1", "ccload.goroutines.txt"}, {"heap?debug=1&gc=1", "ccload.memstats-aftergc.txt"}} {
+		body, err := t.admin("/admin/debug/pprof/" + f.query)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "heap profile:", err)
+			return
+		}
+		if strings.HasPrefix(f.query, "heap?debug=1") {
+			_, body, _ = bytes.Cut(body, []byte("# runtime.MemStats"))
+		}
+		path := filepath.Join(work, f.file)
+		if err := os.WriteFile(path, body, 0o644); err != nil {
+			fmt.Fprintln(os.Stderr, "heap profile:", err)
+			return
+		}
+		fmt.Fprintln(os.Stderr, "heap profile:", path)
+	}
+}
+
+// admin GETs a path of ccload's admin API.
+func (t *target) admin(path string) ([]byte, error) {
+	req, _ := http.NewRequest(http.MethodGet, "http://"+t.addr+path, nil)
+	req.Header.Set("Authorization", "Bearer "+t.adminPassword)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("%s: status %d", path, resp.StatusCode)
+	}
+	return io.ReadAll(resp.Body)
 }
 
 // profile starts a CPU profile of ccload through its admin pprof endpoint
