@@ -44,16 +44,13 @@ const maxUpstreamBody = 64 << 20
 // then answers with the last failure, or 503 when nothing could be tried.
 func (e *Engine) attemptLoop(ctx *fasthttp.RequestCtx, r *request, routes []config.Route) {
 	now := e.clock.Now()
-	hs := r.snap.Routing.HealthScore
-	ordered := e.orderRoutes(routes, func(ch *config.Channel) float64 { return e.effectivePriority(ch, hs, now) })
-	p := e.plan(r, ordered, now)
-	e.preferPinned(r, &p, now)
+	p := e.planRoutes(r, routes, now)
 	var last *attemptResult
 	for _, c := range p.usable {
 		if !r.mayAttempt(e.clock.Now()) {
 			break
 		}
-		res, done := e.tryRoute(ctx, r, c, &p)
+		res, done := e.tryRoute(ctx, r, c, p)
 		if done {
 			return
 		}
@@ -61,6 +58,27 @@ func (e *Engine) attemptLoop(ctx *fasthttp.RequestCtx, r *request, routes []conf
 			last = res
 		}
 	}
+	e.unserved(ctx, r, last, p, now)
+}
+
+// planRoutes orders the routes and leaves out those that cannot be tried
+// now. It and unserved are out of line so that attemptLoop's frame, which
+// every request's stack holds while the upstream answers, stays small
+// (see dialAside).
+//
+//go:noinline
+func (e *Engine) planRoutes(r *request, routes []config.Route, now time.Time) *routePlan {
+	hs := r.snap.Routing.HealthScore
+	ordered := e.orderRoutes(routes, func(ch *config.Channel) float64 { return e.effectivePriority(ch, hs, now) })
+	p := e.plan(r, ordered, now)
+	e.preferPinned(r, &p, now)
+	return &p
+}
+
+// unserved answers a request no attempt answered.
+//
+//go:noinline
+func (e *Engine) unserved(ctx *fasthttp.RequestCtx, r *request, last *attemptResult, p *routePlan, now time.Time) {
 	switch {
 	case r.outOfTime(e.clock.Now()):
 		e.reject(ctx, r, r.deadlineError(last))
@@ -91,23 +109,19 @@ func (e *Engine) tryRoute(ctx *fasthttp.RequestCtx, r *request, c candidate, p *
 			r.chSlot = nil
 		}
 	}()
-	keys, urls := e.keyOrder(ch, c.anyway), e.urlOrder(ch, c.anyway)
-	keys = pinnedFirst(r, ch, keys, func(i int) string { return e.reg.keyID(ch.Keys[i]) }, r.pin.Key)
-	urls = pinnedFirst(r, ch, urls, func(i int) string { return e.reg.urlID(ch.URLs[i].URL) }, r.pin.URL)
-	urls = r.passURLs(ch, urls)
+	keys, urls := e.attemptOrder(r, c)
 	for ki, ui := 0, 0; ki < len(keys) && ui < len(urls) && r.mayAttempt(e.clock.Now()); {
 		e.claimTrials(c.route, keys[ki], urls[ui])
 		res := e.attempt(ctx, r, c.route, keys[ki], urls[ui])
 		if res.done {
 			return nil, true
 		}
-		last = &res
-		if r.ranOutOfTime(res, e.clock.Now()) {
+		last = res
+		if r.ranOutOfTime(*res, e.clock.Now()) {
 			return last, false // the request's deadline, not the route: nothing cools
 		}
 		if !res.miss {
-			e.reg.health.get(ch.Name).add(e.clock.Now(), true)
-			e.strike(r, c.route, keys[ki], urls[ui], res.outcome)
+			e.failed(r, c.route, keys[ki], urls[ui], res.outcome)
 		}
 		switch res.outcome.Scope {
 		case failure.ScopeKey:
@@ -119,6 +133,29 @@ func (e *Engine) tryRoute(ctx *fasthttp.RequestCtx, r *request, c candidate, p *
 		}
 	}
 	return last, false
+}
+
+// attemptOrder is the order in which a route's keys and URLs are tried.
+// It and failed are out of line so that tryRoute's frame, which every
+// request's stack holds while the upstream answers, stays small (see
+// dialAside).
+//
+//go:noinline
+func (e *Engine) attemptOrder(r *request, c candidate) (keys, urls []int) {
+	ch := c.route.Channel
+	keys, urls = e.keyOrder(ch, c.anyway), e.urlOrder(ch, c.anyway)
+	keys = pinnedFirst(r, ch, keys, func(i int) string { return e.reg.keyID(ch.Keys[i]) }, r.pin.Key)
+	urls = pinnedFirst(r, ch, urls, func(i int) string { return e.reg.urlID(ch.URLs[i].URL) }, r.pin.URL)
+	return keys, r.passURLs(ch, urls)
+}
+
+// failed counts a failed attempt against the channel's health and cools
+// what it names.
+//
+//go:noinline
+func (e *Engine) failed(r *request, rt config.Route, ki, ui int, o failure.Outcome) {
+	e.reg.health.get(rt.Channel.Name).add(e.clock.Now(), true)
+	e.strike(r, rt, ki, ui, o)
 }
 
 // strike cools the narrowest scope the failure names, then promotes it to
@@ -183,37 +220,87 @@ func (e *Engine) giveUp(ctx *fasthttp.RequestCtx, r *request, last *attemptResul
 
 // attempt sends the request to one channel, key and URL. It returns done
 // once the client has an answer; otherwise the classified failure.
-func (e *Engine) attempt(ctx *fasthttp.RequestCtx, r *request, rt config.Route, ki, ui int) attemptResult {
-	u := rt.Channel.URLs[ui]
+// The result is on the heap: tryRoute keeps the last failure, and a
+// pointer keeps the result out of the frames of the attempt path.
+func (e *Engine) attempt(ctx *fasthttp.RequestCtx, r *request, rt config.Route, ki, ui int) *attemptResult {
+	u := &rt.Channel.URLs[ui]
+	res := new(attemptResult)
 	if r.detects(u) {
-		return e.detectAttempt(ctx, r, rt, ki, ui)
+		*res = e.detectAttempt(ctx, r, rt, ki, ui)
+	} else {
+		*res = e.attemptAs(ctx, r, rt, ki, ui, upstreamFamily(u, r.ep.family))
 	}
-	return e.attemptAs(ctx, r, rt, ki, ui, upstreamFamily(u, r.ep.family))
+	return res
 }
 
 // attemptAs is attempt speaking family up to the URL.
 func (e *Engine) attemptAs(ctx *fasthttp.RequestCtx, r *request, rt config.Route, ki, ui int, up protocol.Family) attemptResult {
 	ch := rt.Channel
-	u := ch.URLs[ui]
 	r.attempts++
-	at := r.rec.begin(ch.Name, e.reg.keyID(ch.Keys[ki]), u.URL, up, rt.Upstream, e.clock.Now())
+	at := r.rec.begin(ch.Name, e.reg.keyID(ch.Keys[ki]), ch.URLs[ui].URL, up, rt.Upstream, e.clock.Now())
+	body, ok := e.bodyFor(ctx, r, rt, up, at)
+	if !ok {
+		return attemptResult{done: true}
+	}
+	c := e.newCall(r, rt, ki, ui, up, body, at)
+	var s sent
+	if r.socket && ch.WebSockets && up == protocol.Responses && ch.Proxy == "" {
+		slot := ch.Name + "\x00" + e.reg.keyID(ch.Keys[ki]) + "\x00" + c.rq.url
+		s = e.sendSocket(&c.rq, r.ups, slot, func(n string) { at.note([]string{n}) })
+	} else {
+		s = e.send(&c.rq)
+	}
+	if s.resp == nil {
+		return e.unanswered(ctx, r, c, &s)
+	}
+	// The request is sent; what the answer needs of it is in c and r, and
+	// a stream should not keep the (maybe converted) body alive.
+	c.rq = upstreamRequest{}
+	c.resp = s.resp
+	r.probeFound(up)
+	if r.ep.pass != nil && !(r.stream && isEventStream(c.resp.Header.Get("Content-Type"))) {
+		return e.finishPass(ctx, r, c)
+	}
+	if !r.stream || !isEventStream(c.resp.Header.Get("Content-Type")) {
+		return e.finishJSON(ctx, r, c)
+	}
+	return e.startStream(ctx, r, c)
+}
 
-	body, notes, err := r.upstreamBody(up, rt.Upstream, convert.RequestOptions{HostedSearch: ch.WebSearch})
+// The helpers of attemptAs below are out of line so that its frame, which
+// every request's stack holds while the upstream answers, stays small: a
+// request's deepest point must fit the 8 KiB stack a stream then keeps
+// (see dialAside).
+
+// bodyFor is the body sent up, or false when the request cannot be
+// expressed for this upstream; the client then has its 400: the client's
+// fault (design §7), never a silent drop.
+//
+//go:noinline
+func (e *Engine) bodyFor(ctx *fasthttp.RequestCtx, r *request, rt config.Route, up protocol.Family, at *attemptLog) ([]byte, bool) {
+	body, notes, err := r.upstreamBody(up, rt.Upstream, convert.RequestOptions{HostedSearch: rt.Channel.WebSearch})
 	if r.socket {
 		notes = append(notes, "transport: websocket")
 	}
 	at.note(notes)
 	if err == nil {
-		body, err = rewriteBody(ch.Rewrite.Body, body)
+		body, err = rewriteBody(rt.Channel.Rewrite.Body, body)
 	}
 	if err != nil {
-		// The request cannot be expressed for this upstream: the client's
-		// fault (design §7), never a silent drop.
 		ce := &clientError{Status: 400, Msg: err.Error()}
 		at.end(e.clock.Now(), 400, failure.Outcome{Kind: failure.KindClient, ClientFault: true, Message: ce.Msg})
 		e.reject(ctx, r, ce)
-		return attemptResult{done: true}
+		return nil, false
 	}
+	return body, true
+}
+
+// newCall prepares one attempt's upstream request and arms its timers.
+//
+//go:noinline
+func (e *Engine) newCall(r *request, rt config.Route, ki, ui int, up protocol.Family, body []byte, at *attemptLog) *upstreamCall {
+	ch := rt.Channel
+	u := &ch.URLs[ui]
 	reqCtx, cancel := context.WithCancelCause(context.Background())
 	tm := r.snap.Routing.Timeouts
 	firstByte, firstByteCause := r.firstByteWait(e.clock.Now())
@@ -223,51 +310,38 @@ func (e *Engine) attemptAs(ctx *fasthttp.RequestCtx, r *request, rt config.Route
 		total = tm.Stream.D()
 	}
 	stopWhole := e.afterFunc(total, func() { cancel(errTotalTimeout) })
-	stopTimers := func() { stopFirstByte(); stopWhole() }
-
-	rq := upstreamRequest{
-		ctx: reqCtx, proxy: ch.Proxy, body: body,
-		url:      r.upstreamURL(up, u, rt.Upstream),
-		header:   func(h headerSetter) { r.setUpstreamHeaders(h, up, ch, ki) },
-		headerBy: e.headerDeadline(firstByte, total),
-		watch:    e.injectedTimers(),
+	c := &upstreamCall{
+		route: rt, keyIndex: ki, urlIndex: ui, family: up, at: at,
+		cancel: cancel, stopTimers: func() { stopFirstByte(); stopWhole() }, stopFirstByte: stopFirstByte, started: at.start,
+		rq: upstreamRequest{
+			ctx: reqCtx, proxy: ch.Proxy, body: body,
+			url:      r.upstreamURL(up, *u, rt.Upstream),
+			header:   func(h headerSetter) { r.setUpstreamHeaders(h, up, ch, ki) },
+			headerBy: e.headerDeadline(firstByte, total),
+			watch:    e.injectedTimers(),
+		},
 	}
 	if r.debugOn(ch) {
-		x := r.captureRequest(r.attempts, &rq)
-		rq.onResponse = func(resp *upstreamResponse) { x.captureResponse(resp, r.debugMax()) }
+		x := r.captureRequest(r.attempts, &c.rq)
+		c.rq.onResponse = func(resp *upstreamResponse) { x.captureResponse(resp, r.debugMax()) }
 	}
-	var s sent
-	if r.socket && ch.WebSockets && up == protocol.Responses && ch.Proxy == "" {
-		slot := ch.Name + "\x00" + e.reg.keyID(ch.Keys[ki]) + "\x00" + rq.url
-		s = e.sendSocket(rq, r.ups, slot, func(n string) { at.note([]string{n}) })
-	} else {
-		s = e.send(rq)
-	}
-	if s.resp == nil {
-		stopTimers()
-		cancel(nil)
-		miss := r.probeMissed(up, &s, rq.url, rt.Upstream)
-		at.end(e.clock.Now(), s.status, s.outcome)
-		if s.outcome.ClientFault {
-			e.relayError(ctx, r, up, s.status, s.body)
-			return attemptResult{done: true}
-		}
-		return attemptResult{outcome: s.outcome, status: s.status, body: s.body, family: up, miss: miss}
-	}
-	resp := s.resp
-	r.probeFound(up)
+	return c
+}
 
-	u2 := &upstreamCall{
-		route: rt, keyIndex: ki, urlIndex: ui, family: up, at: at,
-		resp: resp, cancel: cancel, stopTimers: stopTimers, stopFirstByte: stopFirstByte, started: at.start,
+// unanswered ends an attempt that got no usable answer: a client fault
+// goes back to the client at once, anything else is a failure to retry.
+//
+//go:noinline
+func (e *Engine) unanswered(ctx *fasthttp.RequestCtx, r *request, c *upstreamCall, s *sent) attemptResult {
+	c.stopTimers()
+	c.cancel(nil)
+	miss := r.probeMissed(c.family, s, c.rq.url, c.route.Upstream)
+	c.at.end(e.clock.Now(), s.status, s.outcome)
+	if s.outcome.ClientFault {
+		e.relayError(ctx, r, c.family, s.status, s.body)
+		return attemptResult{done: true}
 	}
-	if r.ep.pass != nil && !(r.stream && isEventStream(resp.Header.Get("Content-Type"))) {
-		return e.finishPass(ctx, r, u2)
-	}
-	if !r.stream || !isEventStream(resp.Header.Get("Content-Type")) {
-		return e.finishJSON(ctx, r, u2)
-	}
-	return e.startStream(ctx, r, u2)
+	return attemptResult{outcome: s.outcome, status: s.status, body: s.body, family: c.family, miss: miss}
 }
 
 // upstreamCall is one upstream response being turned into the client's
@@ -284,6 +358,8 @@ type upstreamCall struct {
 	// stopFirstByte stops the first-byte timer once content arrived.
 	stopFirstByte func()
 	started       time.Time
+	// rq is the request sent up, cleared once an answer arrived.
+	rq upstreamRequest
 }
 
 // finishJSON reads a whole non-stream answer, checks it is not an error in
@@ -296,15 +372,26 @@ func (e *Engine) finishJSON(ctx *fasthttp.RequestCtx, r *request, c *upstreamCal
 	}
 	out := b
 	if c.family != r.ep.family {
-		var err error
-		out, err = convert.ResponseFor(c.family, r.ep.family, b, r.model, r.body)
-		if err != nil {
-			o := failure.Outcome{Kind: failure.KindServer, Scope: failure.ScopeModel, Retry: true, Message: "upstream answer could not be converted: " + err.Error()}
-			c.at.end(now, c.resp.StatusCode, o)
-			return attemptResult{outcome: o, status: 502}
+		var failed *attemptResult
+		if out, failed = convertAnswer(r, c, b, now); failed != nil {
+			return *failed
 		}
 	}
 	return e.answerWhole(ctx, r, c, now, out, convert.UsageOf(c.family, b), "application/json")
+}
+
+// convertAnswer converts a whole answer for the client, or fails the
+// attempt. Out of line: see the helpers of attemptAs.
+//
+//go:noinline
+func convertAnswer(r *request, c *upstreamCall, b []byte, now time.Time) ([]byte, *attemptResult) {
+	out, err := convert.ResponseFor(c.family, r.ep.family, b, r.model, r.body)
+	if err != nil {
+		o := failure.Outcome{Kind: failure.KindServer, Scope: failure.ScopeModel, Retry: true, Message: "upstream answer could not be converted: " + err.Error()}
+		c.at.end(now, c.resp.StatusCode, o)
+		return nil, &attemptResult{outcome: o, status: 502}
+	}
+	return out, nil
 }
 
 // succeeded clears the scopes this attempt proved healthy and records the
@@ -344,7 +431,7 @@ func (e *Engine) relayError(ctx *fasthttp.RequestCtx, r *request, up protocol.Fa
 // when the URL declares it or declares nothing (an exact URL or a relayed
 // endpoint; other undeclared URLs are probed, detect.go), else the first
 // declared.
-func upstreamFamily(u config.URL, client protocol.Family) protocol.Family {
+func upstreamFamily(u *config.URL, client protocol.Family) protocol.Family {
 	if len(u.Protocols) == 0 {
 		return client
 	}

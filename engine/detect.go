@@ -53,7 +53,7 @@ func detectFamilies(client protocol.Family) []protocol.Family {
 }
 
 // detects reports whether an attempt on u probes for the family.
-func (r *request) detects(u config.URL) bool {
+func (r *request) detects(u *config.URL) bool {
 	return len(u.Protocols) == 0 && !u.Exact && r.ep.pass == nil
 }
 

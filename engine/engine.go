@@ -124,6 +124,10 @@ func New(opts Options) *Engine {
 		if snap := e.cfg.Current(); snap != nil {
 			a := snap.Routing.Affinity
 			e.reg.pins.Resize(a.MaxSessions, a.TTL.D())
+			// The embedded price list is parsed now rather than by the
+			// first request: that parse runs deeper than a request may
+			// (TestRequestsFitEightKiBStack) and costs it milliseconds.
+			e.Prices(snap)
 		}
 	}
 	return e

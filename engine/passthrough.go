@@ -6,13 +6,13 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
 	"github.com/valyala/fasthttp"
 
 	"ccload/config"
 	"ccload/engine/failure"
 	"ccload/protocol"
+	"ccload/protocol/jsonwalk"
 	"ccload/protocol/passthrough"
 )
 
@@ -130,11 +130,12 @@ func (r *request) isContent(f protocol.Family, ev *protocol.Event) bool {
 	if ev.IsDone() {
 		return true
 	}
-	ch := gjson.GetBytes(ev.Data, "choices.0")
-	if !ch.Exists() {
-		return gjson.GetBytes(ev.Data, "usage").Exists()
+	d := jsonwalk.View(ev.Data) // not gjson: see isContent
+	ch := jsonwalk.First(jsonwalk.Member(d, "choices"))
+	if ch == "" {
+		return jsonwalk.Member(d, "usage") != ""
 	}
-	return ch.Get("text").String() != "" || ch.Get("finish_reason").String() != ""
+	return jsonwalk.Set(jsonwalk.Member(ch, "text")) || jsonwalk.Set(jsonwalk.Member(ch, "finish_reason"))
 }
 
 // finishPass answers with a relayed endpoint's 2xx response: a JSON body

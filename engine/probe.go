@@ -99,7 +99,7 @@ func (e *Engine) RunProbe(ctx context.Context, snap *config.Snapshot, p Probe) P
 		header: func(h headerSetter) { probeReq.setUpstreamHeaders(h, fam, ch, p.Key) },
 	}
 	rq.headerBy, _ = ctx.Deadline()
-	s := e.send(rq)
+	s := e.send(&rq)
 	if s.status != 0 {
 		res.TTFB = e.clock.Now().Sub(start)
 	}

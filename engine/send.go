@@ -22,30 +22,46 @@ type sent struct {
 // transport failure or an error status. rq.ctx ends the call; when it was
 // ended by one of the attempt's timers or a deadline, the failure is a
 // timeout.
-func (e *Engine) send(rq upstreamRequest) sent {
+func (e *Engine) send(rq *upstreamRequest) sent {
 	resp, err := e.upstream.do(rq)
 	if err != nil {
-		var o failure.Outcome
-		switch err {
-		case errBadProxy:
-			o = failure.Outcome{Kind: failure.KindNetwork, Scope: failure.ScopeChannel, Retry: true, Message: err.Error()}
-		case errBadURL:
-			o = failure.Outcome{Kind: failure.KindNetwork, Scope: failure.ScopeURL, Retry: true, Message: err.Error()}
-		default:
-			o = failure.Classify(failure.Input{Err: err, Timeout: timedOut(rq.ctx), Now: e.clock.Now()})
-		}
-		return sent{outcome: o}
+		return e.sendFailed(rq, err)
 	}
 	if rq.onResponse != nil {
 		rq.onResponse(resp)
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		b, _ := io.ReadAll(io.LimitReader(resp.Body, errorPeekBytes))
-		resp.Body.Close()
-		o := failure.Classify(failure.Input{Status: resp.StatusCode, Header: resp.Header.Get, Body: b, Now: e.clock.Now()})
-		return sent{status: resp.StatusCode, body: b, outcome: o}
+		return e.refused(resp)
 	}
 	return sent{resp: resp, status: resp.StatusCode}
+}
+
+// sendFailed classifies a request that got no response. It and refused
+// are out of line so that send's frame, which every request's stack holds
+// while the upstream answers, stays small (see dialAside).
+//
+//go:noinline
+func (e *Engine) sendFailed(rq *upstreamRequest, err error) sent {
+	var o failure.Outcome
+	switch err {
+	case errBadProxy:
+		o = failure.Outcome{Kind: failure.KindNetwork, Scope: failure.ScopeChannel, Retry: true, Message: err.Error()}
+	case errBadURL:
+		o = failure.Outcome{Kind: failure.KindNetwork, Scope: failure.ScopeURL, Retry: true, Message: err.Error()}
+	default:
+		o = failure.Classify(failure.Input{Err: err, Timeout: timedOut(rq.ctx), Now: e.clock.Now()})
+	}
+	return sent{outcome: o}
+}
+
+// refused reads and classifies an upstream error status.
+//
+//go:noinline
+func (e *Engine) refused(resp *upstreamResponse) sent {
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, errorPeekBytes))
+	resp.Body.Close()
+	o := failure.Classify(failure.Input{Status: resp.StatusCode, Header: resp.Header.Get, Body: b, Now: e.clock.Now()})
+	return sent{status: resp.StatusCode, body: b, outcome: o}
 }
 
 // timedOut reports whether ctx was ended by a timer (an attempt's

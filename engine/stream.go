@@ -14,6 +14,7 @@ import (
 	"ccload/engine/failure"
 	"ccload/protocol"
 	"ccload/protocol/convert"
+	"ccload/protocol/jsonwalk"
 )
 
 // startStream peeks at an upstream stream until its first content event,
@@ -25,33 +26,63 @@ import (
 func (e *Engine) startStream(ctx *fasthttp.RequestCtx, r *request, c *upstreamCall) attemptResult {
 	src := &flushingSource{r: c.resp.Body}
 	rd := protocol.NewReader(src, 0)
+	held, failed := e.peek(r, c, rd)
+	if failed != nil {
+		return *failed
+	}
+	e.commit(ctx, r, c, rd, src, held)
+	return attemptResult{done: true}
+}
+
+// peek reads events until the first content event and returns what it
+// held back, or the failed attempt. It, peekFailed and commit are out of
+// line so that the frames under which a stream is peeked at stay small: a
+// request's deepest point must fit the 8 KiB stack a stream then keeps
+// (see dialAside).
+//
+//go:noinline
+func (e *Engine) peek(r *request, c *upstreamCall, rd *protocol.Reader) ([]byte, *attemptResult) {
 	var held []byte
 	for {
 		ev, err := rd.Next()
 		if err != nil {
-			c.resp.Body.Close()
-			c.stopTimers()
-			cause := context.Cause(c.resp.ctx)
-			c.cancel(nil)
-			o := failure.Classify(failure.Input{Err: streamErr(err), Timeout: timerCause(cause), Now: e.clock.Now()})
-			if err == io.EOF {
-				o = failure.Outcome{Kind: failure.KindServer, Scope: failure.ScopeModel, Retry: true, Message: "upstream stream ended before any content"}
-			}
-			c.at.end(e.clock.Now(), c.resp.StatusCode, o)
-			return attemptResult{outcome: o, status: 0}
+			return nil, e.peekFailed(c, err)
 		}
 		if o, bad := streamError(c.family, ev); bad {
 			c.resp.Body.Close()
 			c.stopTimers()
 			c.cancel(nil)
 			c.at.end(e.clock.Now(), c.resp.StatusCode, o)
-			return attemptResult{outcome: o, status: 502, body: append([]byte(nil), ev.Data...), family: c.family}
+			return nil, &attemptResult{outcome: o, status: 502, body: append([]byte(nil), ev.Data...), family: c.family}
 		}
 		held = append(held, ev.Raw...)
 		if r.isContent(c.family, ev) {
-			break
+			return held, nil
 		}
 	}
+}
+
+// peekFailed ends an attempt whose stream broke or ended before content.
+//
+//go:noinline
+func (e *Engine) peekFailed(c *upstreamCall, err error) *attemptResult {
+	c.resp.Body.Close()
+	c.stopTimers()
+	cause := context.Cause(c.resp.ctx)
+	c.cancel(nil)
+	o := failure.Classify(failure.Input{Err: streamErr(err), Timeout: timerCause(cause), Now: e.clock.Now()})
+	if err == io.EOF {
+		o = failure.Outcome{Kind: failure.KindServer, Scope: failure.ScopeModel, Retry: true, Message: "upstream stream ended before any content"}
+	}
+	c.at.end(e.clock.Now(), c.resp.StatusCode, o)
+	return &attemptResult{outcome: o, status: 0}
+}
+
+// commit makes the attempt the winner and hands the stream to relay,
+// which fasthttp runs once the handler returned.
+//
+//go:noinline
+func (e *Engine) commit(ctx *fasthttp.RequestCtx, r *request, c *upstreamCall, rd *protocol.Reader, src *flushingSource, held []byte) {
 	c.stopFirstByte()
 	now := e.clock.Now()
 	c.at.end(now, c.resp.StatusCode, failure.Outcome{})
@@ -67,7 +98,6 @@ func (e *Engine) startStream(ctx *fasthttp.RequestCtx, r *request, c *upstreamCa
 		dl.conn = nil // the socket sets its own write deadline per frame; a channel test has no connection
 	}
 	ctx.Response.SetBodyStream(&relayBody{run: func(w io.Writer) { e.relay(w, r, c, rd, src, held, dl) }}, -1)
-	return attemptResult{done: true}
 }
 
 // relay writes the committed stream to the client. What the events read
@@ -85,105 +115,155 @@ func (e *Engine) relay(w io.Writer, r *request, c *upstreamCall, rd *protocol.Re
 	defer c.stopTimers()
 	defer c.resp.Body.Close()
 
-	// out gathers what one upstream event becomes (converted, there may be
-	// several client events); flush hands it to w as one chunk. It grows to
-	// the largest event and no further.
-	var out []byte
-	var werr error
-	emit := func(b []byte) {
-		if werr == nil {
-			out = append(out, redactEvent(r.rec.red, b)...)
-		}
-	}
-	flush := func() bool {
-		if werr == nil && len(out) > 0 {
-			dl.extend()
-			_, werr = w.Write(out)
-			out = out[:0]
-		}
-		return werr == nil
-	}
-	src.before = func() { flush() }
+	s := newRelayState(e, r, c, w, dl)
+	src.before = s.flushNow
 	defer func() { src.before = nil }()
 
-	native := c.family == r.ep.family
-	var conv convert.Stream
-	var track *convert.UsageTracker
-	hideUsage := native && c.family == protocol.OpenAI && !r.wantsChatUsage()
-	feed := func(ev *protocol.Event) error {
-		if native {
-			track.Observe(ev)
-			if hideUsage && isChatUsageChunk(ev) {
-				return nil // we asked for it; the client did not
-			}
-			emit(ev.Raw)
-			return nil
-		}
-		return conv.Event(ev, emit)
-	}
-	if native {
-		track = convert.NewUsageTracker(c.family)
-	} else {
-		conv = convert.NewStreamWith(c.family, r.ep.family, r.model, convert.StreamOptions{
-			OmitChatUsage: r.ep.family == protocol.OpenAI && !r.wantsChatUsage(),
-			Request:       r.body,
-		})
-	}
-
-	// Replay what was held back during the peek, then the rest.
-	var err error
-	hr := protocol.NewReaderSize(bytes.NewReader(held), 0, len(held))
-	for {
-		ev, herr := hr.Next()
-		if herr != nil {
-			break
-		}
-		if err = feed(ev); err != nil {
-			break
-		}
-	}
-	flush()
-	lastProgress := e.clock.Now()
-	for err == nil && werr == nil {
+	err := s.replay(held) // what was held back during the peek, then the rest
+	s.flush()
+	for err == nil && s.werr == nil {
 		var ev *protocol.Event
 		ev, err = rd.Next()
 		if err != nil {
 			break
 		}
-		err = feed(ev)
-		if len(out) >= flushAt {
-			flush()
+		err = s.feed(ev)
+		if len(s.out) >= flushAt {
+			s.flush()
 		}
 		if e.bus.Active() {
-			if now := e.clock.Now(); now.Sub(lastProgress) >= progressEvery {
-				lastProgress = now
-				if native {
-					r.rec.setUsage(track.Usage())
-				} else {
-					r.rec.setUsage(conv.Usage())
-				}
-				e.bus.publish(r.event("progress", now))
-			}
+			s.progress()
 		}
 	}
+	s.end(err)
+}
 
-	flush()
-	r.rec.mu.Lock()
-	r.rec.upstreamDone = e.clock.Now()
-	r.rec.mu.Unlock()
-	if native {
-		r.rec.setUsage(track.Usage())
+// relayState is what relay keeps for one stream. It lives on the heap,
+// and relay's own frame holds little: a stream's goroutine waits below
+// relay for as long as the stream lasts, and the whole wait has to fit
+// the 8 KiB stack the goroutine keeps (see dialAside).
+type relayState struct {
+	e  *Engine
+	r  *request
+	c  *upstreamCall
+	w  io.Writer
+	dl writeDeadline
+	// out gathers what one upstream event becomes (converted, there may
+	// be several client events); flush hands it to w as one chunk. It
+	// grows to the largest event and no further.
+	out    []byte
+	werr   error
+	emitFn func([]byte) // emit, made once
+	native bool
+	// hideUsage drops the usage chunk we asked an OpenAI Chat upstream for
+	// when the client did not.
+	hideUsage    bool
+	conv         convert.Stream        // when converting
+	track        *convert.UsageTracker // when native
+	lastProgress time.Time
+}
+
+//go:noinline
+func newRelayState(e *Engine, r *request, c *upstreamCall, w io.Writer, dl writeDeadline) *relayState {
+	s := &relayState{e: e, r: r, c: c, w: w, dl: dl, native: c.family == r.ep.family, lastProgress: e.clock.Now()}
+	s.emitFn = s.emit
+	s.hideUsage = s.native && c.family == protocol.OpenAI && !r.wantsChatUsage()
+	if s.native {
+		s.track = convert.NewUsageTracker(c.family)
 	} else {
-		if errors.Is(err, io.EOF) {
-			if cerr := conv.Close(emit); cerr != nil {
-				err = cerr
-			}
-		}
-		r.rec.setUsage(conv.Usage())
+		s.conv = convert.NewStreamWith(c.family, r.ep.family, r.model, convert.StreamOptions{
+			OmitChatUsage: r.ep.family == protocol.OpenAI && !r.wantsChatUsage(),
+			Request:       r.body,
+		})
 	}
+	return s
+}
+
+func (s *relayState) emit(b []byte) {
+	if s.werr == nil {
+		s.out = append(s.out, redactEvent(s.r.rec.red, b)...)
+	}
+}
+
+func (s *relayState) flush() {
+	if s.werr == nil && len(s.out) > 0 {
+		s.dl.extend()
+		_, s.werr = s.w.Write(s.out)
+		s.out = s.out[:0]
+	}
+}
+
+// flushNow is flush as the func flushingSource runs before a read.
+func (s *relayState) flushNow() { s.flush() }
+
+func (s *relayState) feed(ev *protocol.Event) error {
+	if !s.native {
+		return s.conv.Event(ev, s.emitFn)
+	}
+	s.track.Observe(ev)
+	if s.hideUsage && isChatUsageChunk(ev) {
+		return nil // we asked for it; the client did not
+	}
+	s.emit(ev.Raw)
+	return nil
+}
+
+// replay feeds the events held back while the stream was peeked at.
+//
+//go:noinline
+func (s *relayState) replay(held []byte) error {
+	hr := protocol.NewReaderSize(bytes.NewReader(held), 0, len(held))
+	for {
+		ev, err := hr.Next()
+		if err != nil {
+			return nil
+		}
+		if err := s.feed(ev); err != nil {
+			return err
+		}
+	}
+}
+
+// progress publishes the stream's usage so far for live views, at most
+// every progressEvery.
+//
+//go:noinline
+func (s *relayState) progress() {
+	now := s.e.clock.Now()
+	if now.Sub(s.lastProgress) < progressEvery {
+		return
+	}
+	s.lastProgress = now
+	s.r.rec.setUsage(s.usage())
+	s.e.bus.publish(s.r.event("progress", now))
+}
+
+func (s *relayState) usage() convert.Usage {
+	if s.native {
+		return s.track.Usage()
+	}
+	return s.conv.Usage()
+}
+
+// end records how the stream ended: its usage, and why it failed if it
+// did. err is what ended the read loop (io.EOF for a complete stream).
+//
+//go:noinline
+func (s *relayState) end(err error) {
+	r := s.r
+	s.flush()
+	r.rec.mu.Lock()
+	r.rec.upstreamDone = s.e.clock.Now()
+	r.rec.mu.Unlock()
+	if !s.native && errors.Is(err, io.EOF) {
+		if cerr := s.conv.Close(s.emitFn); cerr != nil {
+			err = cerr
+		}
+	}
+	r.rec.setUsage(s.usage())
 	var converted *convert.StreamError
 	switch {
-	case werr != nil:
+	case s.werr != nil:
 		r.rec.fail(499, errClientGone.Error()+" or stopped reading for server.stream_write_timeout", true)
 	case errors.As(err, &converted):
 		// The converter already sent the client its error event.
@@ -192,13 +272,13 @@ func (e *Engine) relay(w io.Writer, r *request, c *upstreamCall, rd *protocol.Re
 		// The stream broke after content went out: no retry is possible,
 		// so end the client's stream with its protocol's error event.
 		msg := "upstream stream failed: " + err.Error()
-		if cause := context.Cause(c.resp.ctx); cause != nil && cause != context.Canceled {
+		if cause := context.Cause(s.c.resp.ctx); cause != nil && cause != context.Canceled {
 			msg = "upstream stream failed: " + cause.Error()
 		}
-		emit(protocol.ErrorEvent(r.ep.family, 502, msg))
+		s.emit(protocol.ErrorEvent(r.ep.family, 502, msg))
 		r.rec.fail(502, msg, true)
 	}
-	flush() // the error event, or what the converter's Close emitted
+	s.flush() // the error event, or what the converter's Close emitted
 }
 
 // flushAt is how much output may gather from one upstream read before it
@@ -258,6 +338,9 @@ func streamError(f protocol.Family, ev *protocol.Event) (failure.Outcome, bool) 
 // in_progress, queued, and an output_item.added or content_part.added that
 // carries no text. Keep-alive comments never reach here.
 func isContent(f protocol.Family, ev *protocol.Event) bool {
+	// jsonwalk, not gjson: a gjson path with an index took 2.5 KiB of
+	// stack, on the deepest point of a stream's start (see dialAside).
+	d := jsonwalk.View(ev.Data)
 	switch f {
 	case protocol.Anthropic:
 		switch string(ev.Name) {
@@ -265,29 +348,29 @@ func isContent(f protocol.Family, ev *protocol.Event) bool {
 			return false
 		case "content_block_start":
 			// A block opens empty; some relays put the first text in it.
-			return gjson.GetBytes(ev.Data, "content_block.text").Str != ""
+			return jsonwalk.Text(jsonwalk.Member(jsonwalk.Member(d, "content_block"), "text"))
 		}
 		return true
 	case protocol.OpenAI:
 		if ev.IsDone() {
 			return true
 		}
-		ch := gjson.GetBytes(ev.Data, "choices.0")
-		if !ch.Exists() {
-			return gjson.GetBytes(ev.Data, "usage").Exists()
+		ch := jsonwalk.First(jsonwalk.Member(d, "choices"))
+		if ch == "" {
+			return jsonwalk.Member(d, "usage") != ""
 		}
-		d := ch.Get("delta")
-		return d.Get("content").String() != "" || d.Get("tool_calls").Exists() ||
-			d.Get("reasoning_content").String() != "" || d.Get("refusal").String() != "" ||
-			ch.Get("finish_reason").String() != ""
+		delta := jsonwalk.Member(ch, "delta")
+		return jsonwalk.Set(jsonwalk.Member(delta, "content")) || jsonwalk.Member(delta, "tool_calls") != "" ||
+			jsonwalk.Set(jsonwalk.Member(delta, "reasoning_content")) || jsonwalk.Set(jsonwalk.Member(delta, "refusal")) ||
+			jsonwalk.Set(jsonwalk.Member(ch, "finish_reason"))
 	case protocol.Responses:
 		switch string(ev.Name) {
 		case "response.created", "response.in_progress", "response.queued":
 			return false
 		case "response.output_item.added", "response.content_part.added":
 			// An item or part opens empty; text arrives in deltas.
-			return gjson.GetBytes(ev.Data, "part.text").Str != "" ||
-				gjson.GetBytes(ev.Data, "item.content.0.text").Str != ""
+			return jsonwalk.Text(jsonwalk.Member(jsonwalk.Member(d, "part"), "text")) ||
+				jsonwalk.Text(jsonwalk.Member(jsonwalk.First(jsonwalk.Member(jsonwalk.Member(d, "item"), "content")), "text"))
 		}
 		return true
 	default: // Gemini: every chunk is a GenerateContentResponse

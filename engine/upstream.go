@@ -86,7 +86,7 @@ var (
 
 // do sends one attempt. An error before any response is a setupError or a
 // transport error to classify.
-func (u *upstreams) do(rq upstreamRequest) (*upstreamResponse, error) {
+func (u *upstreams) do(rq *upstreamRequest) (*upstreamResponse, error) {
 	if u.inject == nil && rq.proxy == "" && strings.HasPrefix(rq.url, "http://") {
 		return u.fast.do(rq)
 	}

@@ -36,7 +36,7 @@ const refusalTTL = 10 * time.Minute
 // downstream socket. When the upstream refuses the upgrade the turn goes
 // over HTTP/SSE instead (the attempt's notes say so), and so do the URL's
 // turns for refusalTTL.
-func (e *Engine) sendSocket(rq upstreamRequest, ups *upstreamSockets, slot string, note func(string)) sent {
+func (e *Engine) sendSocket(rq *upstreamRequest, ups *upstreamSockets, slot string, note func(string)) sent {
 	if until, ok := e.reg.wsRefused.Load(rq.url); ok && e.clock.Now().Before(until.(time.Time)) {
 		note("websocket upstream refused the upgrade earlier, HTTP/SSE used")
 		return e.send(rq)
@@ -50,7 +50,8 @@ func (e *Engine) sendSocket(rq upstreamRequest, ups *upstreamSockets, slot strin
 	if conn != nil {
 		// An idle socket the upstream closed meanwhile may still take the
 		// write; its first read then fails, and the body dials once more.
-		redial = func() (*websocket.Conn, error) { return e.dialSocket(rq, frame) }
+		own := *rq // the closure outlives the attempt's request value
+		redial = func() (*websocket.Conn, error) { return e.dialSocket(&own, frame) }
 		up := frame
 		if chained, ok := chainFrame(frame, ups.turnChain(), last); ok {
 			up, full = chained, frame
@@ -137,7 +138,7 @@ type socketRefused struct {
 func (r *socketRefused) Error() string { return r.err.Error() }
 
 // dialSocket opens an upstream socket and sends frame on it.
-func (e *Engine) dialSocket(rq upstreamRequest, frame []byte) (*websocket.Conn, error) {
+func (e *Engine) dialSocket(rq *upstreamRequest, frame []byte) (*websocket.Conn, error) {
 	u := rq.url
 	switch {
 	case strings.HasPrefix(u, "https://"):

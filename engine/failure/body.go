@@ -7,6 +7,8 @@ import (
 	"unsafe"
 
 	"github.com/tidwall/gjson"
+
+	"ccload/protocol/jsonwalk"
 )
 
 // maxScan bounds how much of a body is searched for texts.
@@ -125,7 +127,7 @@ func findSoftError(body []byte) (upstreamErr, bool) {
 
 // mayHoldError is a cheap first look at a JSON body, true when fromObject
 // could find an error in it: an array (any chunk may be one), or an object
-// with an "error" member, a "type" of error or response.failed, or a
+// with an "error" member that is not null, a "type" of error or response.failed, or a
 // "status" of failed. Nearly every 2xx body has none of these; for those
 // one walk over the top-level members, with no copy of the body, replaces
 // a copy and four walks (perf, issue 12).
@@ -134,16 +136,16 @@ func mayHoldError(b []byte) bool {
 		return true
 	}
 	// The view does not outlive this function: members are only compared.
-	root := gjson.Parse(unsafe.String(unsafe.SliceData(b), len(b)))
+	// jsonwalk rather than gjson: see its package comment.
 	found := false
-	root.ForEach(func(k, v gjson.Result) bool {
-		switch k.Str {
-		case "error":
-			found = true
+	jsonwalk.Members(unsafe.String(unsafe.SliceData(b), len(b)), func(k, v string) bool {
+		switch k {
+		case "error": // as fromObject reads it: an object, a message or true, not null
+			found = strings.HasPrefix(v, "{") || jsonwalk.Text(v) || v == "true"
 		case "type":
-			found = v.Str == "error" || v.Str == "response.failed"
+			found = v == `"error"` || v == `"response.failed"`
 		case "status":
-			found = v.Str == "failed"
+			found = v == `"failed"`
 		}
 		return !found
 	})

@@ -6,6 +6,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"ccload/protocol"
+	"ccload/protocol/jsonwalk"
 )
 
 // Usage is the token count of one response, in one convention for every
@@ -122,15 +123,16 @@ func (a *anthropicCounts) merge(r gjson.Result) {
 	if !r.IsObject() {
 		return
 	}
-	set := func(dst *int64, v gjson.Result) {
-		if v.Type == gjson.Number {
-			*dst = v.Int()
+	set := func(dst *int64, raw string) {
+		if n, ok := jsonwalk.Int(raw); ok {
+			*dst = n
 		}
 	}
 	// One walk over the members: a Get per field walked the object six
-	// times on every request (perf, issue 12).
-	r.ForEach(func(k, v gjson.Result) bool {
-		switch k.Str {
+	// times on every request (perf, issue 12). jsonwalk, not gjson: see
+	// its package comment.
+	jsonwalk.Members(r.Raw, func(k, v string) bool {
+		switch k {
 		case "input_tokens":
 			set(&a.in, v)
 		case "cache_read_input_tokens":
@@ -138,11 +140,11 @@ func (a *anthropicCounts) merge(r gjson.Result) {
 		case "cache_creation_input_tokens":
 			set(&a.cacheWrite, v)
 		case "cache_creation":
-			set(&a.cacheWrite1h, v.Get("ephemeral_1h_input_tokens"))
+			set(&a.cacheWrite1h, jsonwalk.Member(v, "ephemeral_1h_input_tokens"))
 		case "output_tokens":
 			set(&a.out, v)
 		case "output_tokens_details":
-			set(&a.thinking, v.Get("thinking_tokens"))
+			set(&a.thinking, jsonwalk.Member(v, "thinking_tokens"))
 		}
 		return true
 	})
@@ -163,12 +165,13 @@ func chatUsage(r gjson.Result) Usage {
 	if !r.IsObject() {
 		return Usage{}
 	}
+	u := r.Raw
 	return Usage{
-		Input:      r.Get("prompt_tokens").Int(),
-		Output:     r.Get("completion_tokens").Int(),
-		CacheRead:  r.Get("prompt_tokens_details.cached_tokens").Int(),
-		CacheWrite: r.Get("prompt_tokens_details.cache_write_tokens").Int(),
-		Reasoning:  r.Get("completion_tokens_details.reasoning_tokens").Int(),
+		Input:      jsonwalk.IntOf(u, "prompt_tokens"),
+		Output:     jsonwalk.IntOf(u, "completion_tokens"),
+		CacheRead:  jsonwalk.IntOf(jsonwalk.Member(u, "prompt_tokens_details"), "cached_tokens"),
+		CacheWrite: jsonwalk.IntOf(jsonwalk.Member(u, "prompt_tokens_details"), "cache_write_tokens"),
+		Reasoning:  jsonwalk.IntOf(jsonwalk.Member(u, "completion_tokens_details"), "reasoning_tokens"),
 	}
 }
 
@@ -176,12 +179,13 @@ func responsesUsage(r gjson.Result) Usage {
 	if !r.IsObject() {
 		return Usage{}
 	}
+	u := r.Raw
 	return Usage{
-		Input:      r.Get("input_tokens").Int(),
-		Output:     r.Get("output_tokens").Int(),
-		CacheRead:  r.Get("input_tokens_details.cached_tokens").Int(),
-		CacheWrite: r.Get("input_tokens_details.cache_write_tokens").Int(),
-		Reasoning:  r.Get("output_tokens_details.reasoning_tokens").Int(),
+		Input:      jsonwalk.IntOf(u, "input_tokens"),
+		Output:     jsonwalk.IntOf(u, "output_tokens"),
+		CacheRead:  jsonwalk.IntOf(jsonwalk.Member(u, "input_tokens_details"), "cached_tokens"),
+		CacheWrite: jsonwalk.IntOf(jsonwalk.Member(u, "input_tokens_details"), "cache_write_tokens"),
+		Reasoning:  jsonwalk.IntOf(jsonwalk.Member(u, "output_tokens_details"), "reasoning_tokens"),
 	}
 }
 
@@ -191,11 +195,12 @@ func geminiUsage(r gjson.Result) Usage {
 	if !r.IsObject() {
 		return Usage{}
 	}
-	thoughts := r.Get("thoughtsTokenCount").Int()
+	u := r.Raw
+	thoughts := jsonwalk.IntOf(u, "thoughtsTokenCount")
 	return Usage{
-		Input:     r.Get("promptTokenCount").Int() + r.Get("toolUsePromptTokenCount").Int(),
-		Output:    r.Get("candidatesTokenCount").Int() + thoughts,
-		CacheRead: r.Get("cachedContentTokenCount").Int(),
+		Input:     jsonwalk.IntOf(u, "promptTokenCount") + jsonwalk.IntOf(u, "toolUsePromptTokenCount"),
+		Output:    jsonwalk.IntOf(u, "candidatesTokenCount") + thoughts,
+		CacheRead: jsonwalk.IntOf(u, "cachedContentTokenCount"),
 		Reasoning: thoughts,
 	}
 }

@@ -1,0 +1,173 @@
+// Package jsonwalk reads the members of a JSON object in place, without
+// parsing what it does not need: gjson parses every number it meets as a
+// float, and strconv.ParseFloat alone takes about 1 KiB of stack. The
+// walks on a request's path (usage counts, the check for an error hidden
+// in a 2xx body) were its deepest point, past the 8 KiB a request's
+// goroutine should keep to (engine.TestRequestsFitEightKiBStack).
+package jsonwalk
+
+import (
+	"strconv"
+	"unsafe"
+
+	"github.com/tidwall/gjson"
+)
+
+// IntOf is the integer member key of the JSON object obj, 0 when obj is
+// not an object or the member is missing or not a number.
+func IntOf(obj, key string) int64 {
+	n, _ := Int(Member(obj, key))
+	return n
+}
+
+// Int is the integer a raw JSON number holds; ok is false for anything
+// else (null, a string, an object, nothing).
+func Int(raw string) (n int64, ok bool) {
+	if raw == "" || (raw[0] != '-' && (raw[0] < '0' || raw[0] > '9')) {
+		return 0, false
+	}
+	if n, err := strconv.ParseInt(raw, 10, 64); err == nil {
+		return n, true
+	}
+	return gjson.Parse(raw).Int(), true // 1.5e3 and the like, which no API sends for a count, as gjson reads it
+}
+
+// Member is the raw value of obj's member key, "" when obj is not an
+// object or has no such member.
+func Member(obj, key string) string {
+	var found string
+	Members(obj, func(k, v string) bool {
+		if k == key {
+			found = v
+			return false
+		}
+		return true
+	})
+	return found
+}
+
+// Members calls fn with each member of the JSON object obj, its key as
+// written (escapes kept) and its raw value, until fn returns false. It
+// stops quietly at anything malformed.
+func Members(obj string, fn func(key, val string) bool) {
+	i := skipSpace(obj, 0)
+	if i == len(obj) || obj[i] != '{' {
+		return
+	}
+	i++
+	for {
+		i = skipSpace(obj, i)
+		if i < len(obj) && obj[i] == ',' {
+			i = skipSpace(obj, i+1)
+		}
+		if i == len(obj) || obj[i] != '"' {
+			return // the closing brace, or not JSON
+		}
+		end := stringEnd(obj, i)
+		if end < 0 {
+			return
+		}
+		key := obj[i+1 : end-1]
+		i = skipSpace(obj, end)
+		if i == len(obj) || obj[i] != ':' {
+			return
+		}
+		i = skipSpace(obj, i+1)
+		end = valueEnd(obj, i)
+		if end <= i {
+			return
+		}
+		if !fn(key, obj[i:end]) {
+			return
+		}
+		i = end
+	}
+}
+
+func skipSpace(s string, i int) int {
+	for i < len(s) && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// stringEnd is the index just past the JSON string that starts at s[i],
+// or -1 when it does not end.
+func stringEnd(s string, i int) int {
+	for j := i + 1; j < len(s); j++ {
+		switch s[j] {
+		case '\\':
+			j++
+		case '"':
+			return j + 1
+		}
+	}
+	return -1
+}
+
+// valueEnd is the index just past the JSON value that starts at s[i], or
+// -1 when it does not end.
+func valueEnd(s string, i int) int {
+	if i >= len(s) {
+		return -1
+	}
+	switch s[i] {
+	case '"':
+		return stringEnd(s, i)
+	case '{', '[':
+		depth := 0
+		for j := i; j < len(s); j++ {
+			switch s[j] {
+			case '"':
+				end := stringEnd(s, j)
+				if end < 0 {
+					return -1
+				}
+				j = end - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return j + 1
+				}
+			}
+		}
+		return -1
+	}
+	j := i
+	for j < len(s) {
+		switch s[j] {
+		case ',', '}', ']', ' ', '\t', '\n', '\r':
+			return j
+		}
+		j++
+	}
+	return j
+}
+
+// First is the raw first element of the JSON array arr, "" when arr is not
+// an array or is empty.
+func First(arr string) string {
+	i := skipSpace(arr, 0)
+	if i == len(arr) || arr[i] != '[' {
+		return ""
+	}
+	i = skipSpace(arr, i+1)
+	end := valueEnd(arr, i)
+	if end <= i || arr[i] == ']' {
+		return ""
+	}
+	return arr[i:end]
+}
+
+// Text reports whether raw is a JSON string with something in it.
+func Text(raw string) bool { return len(raw) > 2 && raw[0] == '"' }
+
+// Set reports whether raw is a value other than null, an empty string or
+// nothing (gjson's String() != "" for a member).
+func Set(raw string) bool { return raw != "" && raw != "null" && raw != `""` }
+
+// View is b as a string without a copy, for reading only: it is valid
+// while b is neither changed nor reused.
+func View(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }

@@ -1,0 +1,77 @@
+package jsonwalk
+
+import (
+	"testing"
+
+	"github.com/tidwall/gjson"
+)
+
+// The walks must read what gjson reads, which they replace on the request
+// path.
+func TestMemberAgreesWithGJSON(t *testing.T) {
+	docs := []string{
+		`{"a":1,"b":"x","c":{"d":[1,{"e":"}"}],"f":null},"g":true}`,
+		` { "a" : -12 , "s" : "q\"uo}te" , "arr" : [ "]" , { } ] , "n" : null , "z" : 0 } `,
+		`{"usage":{"input_tokens":21,"cache_creation":{"ephemeral_1h_input_tokens":3},"output_tokens":9}}`,
+		`{"x":1.5e3,"y":12.0,"w":"7"}`,
+		`{}`,
+		`[1,2]`,
+		`{"a":1`,
+		``,
+	}
+	keys := []string{"a", "b", "c", "g", "s", "arr", "n", "z", "usage", "x", "y", "w", "missing"}
+	for _, d := range docs {
+		for _, k := range keys {
+			want := gjson.Get(d, k)
+			got := Member(d, k)
+			if want.Exists() && gjson.Valid(d) && got != want.Raw {
+				t.Errorf("Member(%q, %q) = %q, gjson %q", d, k, got, want.Raw)
+			}
+			if !want.Exists() && got != "" {
+				t.Errorf("Member(%q, %q) = %q, gjson finds nothing", d, k, got)
+			}
+			if want.Type == gjson.Number {
+				if n, ok := Int(got); !ok || n != want.Int() {
+					t.Errorf("Int(Member(%q, %q)) = %d %v, gjson %d", d, k, n, ok, want.Int())
+				}
+			} else if _, ok := Int(got); ok {
+				t.Errorf("Int(%q) ok for a %s", got, want.Type)
+			}
+		}
+	}
+}
+
+func TestFirstTextSet(t *testing.T) {
+	for _, c := range []struct{ arr, want string }{
+		{`[{"a":1},2]`, `{"a":1}`},
+		{` [ "x" ]`, `"x"`},
+		{`[]`, ``},
+		{`{"a":1}`, ``},
+		{``, ``},
+	} {
+		if got := First(c.arr); got != c.want {
+			t.Errorf("First(%q) = %q, want %q", c.arr, got, c.want)
+		}
+	}
+	for raw, want := range map[string]bool{`"a"`: true, `""`: false, `null`: false, `1`: false, ``: false} {
+		if Text(raw) != want {
+			t.Errorf("Text(%q) = %v", raw, !want)
+		}
+	}
+	for raw, want := range map[string]bool{`"a"`: true, `""`: false, `null`: false, `0`: true, `[]`: true, ``: false} {
+		if Set(raw) != want {
+			t.Errorf("Set(%q) = %v", raw, !want)
+		}
+	}
+}
+
+func TestMembersStopsWhenAsked(t *testing.T) {
+	var seen []string
+	Members(`{"a":1,"b":2,"c":3}`, func(k, _ string) bool {
+		seen = append(seen, k)
+		return k != "b"
+	})
+	if len(seen) != 2 || seen[1] != "b" {
+		t.Errorf("visited %v, want a then b", seen)
+	}
+}
