@@ -372,14 +372,16 @@ http {
 	})
 }
 
-// heapProfile saves ccload's heap profile (ccload.heap.pprof), the
-// runtime's MemStats (ccload.memstats.txt, the end of the debug=1 text)
-// and its goroutines (ccload.goroutines.txt) in the work directory: what
-// the open streams hold. Last, MemStats after a forced collection
-// (ccload.memstats-aftergc.txt) give the live heap; that collection makes
-// the run's later RSS samples lower than they would be.
+// heapProfile saves, in the work directory, what the open streams hold:
+// the runtime's MemStats (ccload.memstats.txt, the end of the debug=1
+// heap text), the goroutines (ccload.goroutines.txt), then the heap
+// profile after a forced collection (ccload.heap.pprof: the live heap,
+// each allocation site's share; GODEBUG=memprofilerate=2048 in
+// benchload's environment makes it finer) and MemStats after it
+// (ccload.memstats-aftergc.txt). The collection makes the run's later
+// RSS samples lower than they would be.
 func (t *target) heapProfile(work string) {
-	for _, f := range []struct{ query, file string }{{"heap", "ccload.heap.pprof"}, {"heap?debug=1", "ccload.memstats.txt"}, {"goroutine?debug=1", "ccload.goroutines.txt"}, {"heap?debug=1&gc=1", "ccload.memstats-aftergc.txt"}} {
+	for _, f := range []struct{ query, file string }{{"heap?debug=1", "ccload.memstats.txt"}, {"goroutine?debug=1", "ccload.goroutines.txt"}, {"heap?gc=1", "ccload.heap.pprof"}, {"heap?debug=1", "ccload.memstats-aftergc.txt"}} {
 		body, err := t.admin("/admin/debug/pprof/" + f.query)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "heap profile:", err)

@@ -19,8 +19,17 @@ type relayBody struct {
 // WriteTo relays the stream to w, where each Write is one flushed chunk.
 // fasthttp calls it once, after writing the response headers.
 func (b *relayBody) WriteTo(w io.Writer) (int64, error) {
-	b.once.Do(func() { b.run(w) })
+	b.once.Do(func() { b.take()(w) })
 	return 0, nil // relay logs a failed write itself (499); fasthttp sees it on the connection
+}
+
+// take hands out run and drops the body's reference to it: what run
+// captured (the events held back during the peek) is then garbage once
+// the relay is done with it, not when the stream ends.
+func (b *relayBody) take() func(io.Writer) {
+	run := b.run
+	b.run = nil
+	return run
 }
 
 // SupportsBodyWriteTo tells fasthttp to use WriteTo rather than Read.
@@ -35,7 +44,7 @@ func (b *relayBody) Read([]byte) (int, error) { return 0, io.EOF }
 // relays into a writer that fails, which cancels the upstream, logs the
 // request as abandoned and frees its slots.
 func (b *relayBody) Close() error {
-	b.once.Do(func() { b.run(goneWriter{}) })
+	b.once.Do(func() { b.take()(goneWriter{}) })
 	return nil
 }
 
