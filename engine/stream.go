@@ -100,12 +100,12 @@ func (e *Engine) commit(ctx *fasthttp.RequestCtx, r *request, c *upstreamCall, r
 	ctx.Response.SetBodyStream(&relayBody{run: func(w io.Writer) { e.relay(w, r, c, rd, src, held, dl) }}, -1)
 }
 
-// relay writes the committed stream to the client. What the events read
-// from one upstream read become goes out as one chunk, flushed before the
-// relay waits for the upstream again (flushingSource): an event is never
-// held back waiting for the next, and events that arrived together cost
-// one write instead of one each (perf, issue 12: the write per event was
-// most of a stream's CPU). A write error means the client went away: the
+// relay writes the committed stream to the client. What the events that
+// arrived together become goes out as one chunk, flushed right before the
+// relay may wait for the upstream again (fastBody.beforeWait, or
+// flushingSource): an event is never held back waiting for the next, and
+// events that arrived together cost one write instead of one each (perf,
+// issue 12: the write per event was most of a stream's CPU). A write error means the client went away: the
 // upstream request is cancelled at once. It runs after the handler
 // returned, so it touches nothing of the RequestCtx.
 func (e *Engine) relay(w io.Writer, r *request, c *upstreamCall, rd *protocol.Reader, src *flushingSource, held []byte, dl writeDeadline) {
@@ -116,8 +116,12 @@ func (e *Engine) relay(w io.Writer, r *request, c *upstreamCall, rd *protocol.Re
 	defer c.resp.Body.Close()
 
 	s := newRelayState(e, r, c, w, dl)
-	src.before = s.flushNow
-	defer func() { src.before = nil }()
+	if bw, ok := c.resp.Body.(beforeWaiter); ok && bw.beforeWait(s.flushNow) {
+		defer bw.beforeWait(nil)
+	} else {
+		src.before = s.flushNow
+		defer func() { src.before = nil }()
+	}
 
 	err := s.replay(held) // what was held back during the peek, then the rest
 	s.flush()
@@ -286,10 +290,19 @@ func (s *relayState) end(err error) {
 // this is rarely reached; it bounds the buffer a stream keeps.
 const flushAt = 4 << 10
 
+// beforeWaiter is an upstream body that can run a func right before it
+// reads the socket, the one read that may wait for the upstream
+// (fastBody). relay flushes there when it can, and before every read of
+// the body otherwise (flushingSource).
+type beforeWaiter interface {
+	beforeWait(f func()) bool
+}
+
 // flushingSource is the upstream body under a stream's event reader: the
 // reader reads it only when the events it holds are used up, and before
 // that read, which may wait for the network, before runs (relay flushes
 // what it gathered), so nothing already converted waits on the upstream.
+// A body that is a beforeWaiter flushes closer to the socket instead.
 type flushingSource struct {
 	r      io.Reader
 	before func() // nil while the stream is peeked at

@@ -107,14 +107,6 @@ func (f *fastUpstream) do(rq *upstreamRequest) (*upstreamResponse, error) {
 		err = f.client.Do(req, resp)
 	default:
 		err = f.client.DoDeadline(req, resp, rq.headerBy)
-		if err == nil && resp.IsBodyStream() {
-			// The body is bounded by the attempt's timers, not this
-			// deadline. A body that came whole needs nothing: its
-			// connection is back in the pool already (perhaps serving
-			// another request, whose deadline this must not clear), and
-			// fasthttp resets a deadline it set on the next use.
-			f.clearReadDeadline(resp)
-		}
 	}
 	if err != nil {
 		fasthttp.ReleaseResponse(resp)
@@ -127,6 +119,16 @@ func (f *fastUpstream) do(rq *upstreamRequest) (*upstreamResponse, error) {
 	if s, ok := resp.BodyStream().(fasthttp.ReadCloserWithError); ok {
 		b.stream, b.rd = s, s
 		b.stop = context.AfterFunc(rq.ctx, b.interrupt)
+		b.conn = f.connOf(resp)
+		if b.conn != nil && !rq.headerBy.IsZero() {
+			// The body is bounded by the attempt's timers, not the
+			// header deadline. A body that came whole needs nothing:
+			// its connection is back in the pool already (perhaps
+			// serving another request, whose deadline this must not
+			// clear), and fasthttp resets a deadline it set on the next
+			// use.
+			_ = b.conn.SetReadDeadline(time.Time{}) // a closed conn fails the next Read anyway
+		}
 	} else {
 		// The body came whole: nothing to interrupt, and readWhole takes
 		// it as it is (Whole) instead of copying it.
@@ -216,14 +218,17 @@ func (f *fastUpstream) track(c net.Conn) net.Conn {
 	return tc
 }
 
-func (f *fastUpstream) clearReadDeadline(resp *fasthttp.Response) {
+// connOf is the tracked connection a streamed response arrives on, nil
+// when it is not one of the pool's (a watched attempt's own connection).
+func (f *fastUpstream) connOf(resp *fasthttp.Response) *trackedConn {
 	key, ok := keyOf(resp.LocalAddr(), resp.RemoteAddr())
 	if !ok {
-		return
+		return nil
 	}
 	if c, ok := f.conns.Load(key); ok {
-		_ = c.(net.Conn).SetReadDeadline(time.Time{}) // a closed conn fails the next Read anyway
+		return c.(*trackedConn)
 	}
+	return nil
 }
 
 func keyOf(local, remote net.Addr) (connKey, bool) {
@@ -240,6 +245,18 @@ type trackedConn struct {
 	net.Conn
 	once   sync.Once
 	forget func()
+	// beforeRead, while a stream's relay reads the connection, runs
+	// before each read of the socket (fastBody.beforeWait). Only the
+	// goroutine reading the body sets, clears and calls it; the pool's
+	// lock orders that before the connection's next user.
+	beforeRead func()
+}
+
+func (c *trackedConn) Read(p []byte) (int, error) {
+	if c.beforeRead != nil {
+		c.beforeRead()
+	}
+	return c.Conn.Read(p)
 }
 
 func (c *trackedConn) Close() error {
@@ -262,9 +279,26 @@ type fastBody struct {
 	size   int                          // Content-Length; -1 chunked, -2 until close
 	ctx    context.Context
 	stop   func() bool
+	conn   *trackedConn // a streamed body's connection, when tracked
 
 	mu     sync.Mutex
 	closed bool
+}
+
+// beforeWait makes f run before each read of the body that has to go to
+// the socket, that is whenever what fasthttp has buffered is used up and
+// the read may wait for the upstream; nil stops it. It reports whether it
+// can (a streamed body on a tracked connection). Below fasthttp's buffer
+// the relay's flush happens once per socket read: events that arrived
+// together go out in one write, where a flush before every read of the
+// body, which returns one HTTP chunk (one event) at a time, made a write
+// per event (perf, issue 12).
+func (b *fastBody) beforeWait(f func()) bool {
+	if b.conn == nil {
+		return false
+	}
+	b.conn.beforeRead = f
+	return true
 }
 
 func (b *fastBody) Read(p []byte) (int, error) {
@@ -302,6 +336,9 @@ func (b *fastBody) interrupt() {
 // to the client), and a pooled response would by then be another's.
 func (b *fastBody) Close() error {
 	b.stop()
+	if b.conn != nil {
+		b.conn.beforeRead = nil // before the connection goes back to the pool
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.closed {
