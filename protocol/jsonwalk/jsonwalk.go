@@ -13,11 +13,20 @@ import (
 	"github.com/tidwall/gjson"
 )
 
-// IntOf is the integer member key of the JSON object obj, 0 when obj is
-// not an object or the member is missing or not a number.
+// IntOf is the integer member key of the JSON object obj, read as
+// gjson's Int reads it: a number, or a string that holds one (a few
+// OpenAI-compatible servers quote their counts); 0 when obj is not an
+// object or the member is missing or neither.
 func IntOf(obj, key string) int64 {
-	n, _ := Int(Member(obj, key))
-	return n
+	raw := Member(obj, key)
+	if n, ok := Int(raw); ok {
+		return n
+	}
+	if len(raw) > 2 && raw[0] == '"' {
+		n, _ := Int(raw[1 : len(raw)-1])
+		return n
+	}
+	return 0
 }
 
 // Int is the integer a raw JSON number holds; ok is false for anything

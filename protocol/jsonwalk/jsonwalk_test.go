@@ -41,6 +41,15 @@ func TestMemberAgreesWithGJSON(t *testing.T) {
 	}
 }
 
+func TestIntOfReadsAsGJSON(t *testing.T) {
+	doc := `{"n":12,"q":"34","f":"x","z":null,"o":{"a":1}}`
+	for _, k := range []string{"n", "q", "f", "z", "o", "missing"} {
+		if got, want := IntOf(doc, k), gjson.Get(doc, k).Int(); got != want {
+			t.Errorf("IntOf(%q) = %d, gjson %d", k, got, want)
+		}
+	}
+}
+
 func TestFirstTextSet(t *testing.T) {
 	for _, c := range []struct{ arr, want string }{
 		{`[{"a":1},2]`, `{"a":1}`},
