@@ -43,6 +43,21 @@ if ! "$dir/node_modules/.bin/claude" --version >/dev/null 2>&1; then
   (cd "$dir" && node node_modules/@anthropic-ai/claude-code/install.cjs) >&2
 fi
 
+# Codex's binary is an optional dependency (an npm alias of a platform
+# build of @openai/codex, tens of MB). npm skips an optional dependency it
+# failed to fetch without failing the install, and codex then refuses to
+# start ("Missing optional dependency"); fetch it on its own, a few times.
+codex_version="$(installed @openai/codex)"
+if [ -n "$codex_version" ] && ! "$dir/node_modules/.bin/codex" --version >/dev/null 2>&1; then
+  plat="$(node -p 'process.platform + "-" + process.arch')"
+  for try in 1 2 3; do
+    echo "fetching codex's $plat binary (try $try)" >&2
+    npm install --prefix "$dir" --no-save --no-audit --no-fund --ignore-scripts --loglevel=error \
+      "@openai/codex-$plat@npm:@openai/codex@$codex_version-$plat" >&2 || true
+    "$dir/node_modules/.bin/codex" --version >/dev/null 2>&1 && break
+  done
+fi
+
 for pin in "${PINS[@]}"; do
   pkg="${pin%@*}" want="${pin##*@}"
   got="$(installed "$pkg")"
@@ -53,5 +68,6 @@ for pin in "${PINS[@]}"; do
 done
 for bin in claude codex gemini; do
   [ -x "$dir/node_modules/.bin/$bin" ] || { echo "clients/install.sh: no $bin in $dir/node_modules/.bin" >&2; exit 1; }
+  "$dir/node_modules/.bin/$bin" --version >/dev/null 2>&1 || { echo "clients/install.sh: $bin --version fails in $dir" >&2; exit 1; }
 done
 echo "$dir"
