@@ -5,6 +5,7 @@ package webui
 import (
 	"embed"
 	"io/fs"
+	"sync"
 
 	"github.com/valyala/fasthttp"
 )
@@ -18,7 +19,10 @@ var dist embed.FS
 // Embedded reports whether this binary carries the dashboard.
 const Embedded = true
 
-var files = mustSite()
+// files is built (every asset compressed) on the first dashboard request,
+// not at start: a gateway nobody opens the dashboard of does not hold the
+// compressed copies, nor the memory compressing them touched.
+var files = sync.OnceValue(mustSite)
 
 func mustSite() *site {
 	sub, err := fs.Sub(dist, "dist")
@@ -34,4 +38,4 @@ func mustSite() *site {
 
 // Handler serves "/" (a redirect to /web/), /web and everything under
 // /web/, and reports whether it did; other paths are left to the caller.
-func Handler(ctx *fasthttp.RequestCtx) bool { return files.serve(ctx) }
+func Handler(ctx *fasthttp.RequestCtx) bool { return files().serve(ctx) }

@@ -120,7 +120,7 @@ func TestVersionedAssets(t *testing.T) {
 	if resp.StatusCode() != 200 || string(resp.Header.Peek("Cache-Control")) != "no-cache" {
 		t.Errorf("old version: %d, Cache-Control %q", resp.StatusCode(), resp.Header.Peek("Cache-Control"))
 	}
-	for _, uri := range []string{"/web/_/" + files.version + "/index.html", "/web/_/" + files.version + "/nope.js", "/web/_/" + files.version + "/logs"} {
+	for _, uri := range []string{"/web/_/" + files().version + "/index.html", "/web/_/" + files().version + "/nope.js", "/web/_/" + files().version + "/logs"} {
 		if resp, _ := get(t, "GET", uri, nil); resp.StatusCode() != 404 {
 			t.Errorf("GET %s: %d, want 404", uri, resp.StatusCode())
 		}
@@ -158,8 +158,8 @@ func TestReferencesResolve(t *testing.T) {
 	abs := regexp.MustCompile(`(?:src|href)="/web/(?:_/[0-9a-f]+/)?([^"?#]+)"`)
 	rel := regexp.MustCompile(`(?m)^import\b[^'"]*['"](\.{1,2}/[^'"]+)['"]`)
 	n := 0
-	for p := range files.files {
-		b := files.files[p].body
+	for p := range files().files {
+		b := files().files[p].body
 		switch path.Ext(p) {
 		case ".html":
 			for _, m := range abs.FindAllSubmatch(b, -1) {
@@ -167,7 +167,7 @@ func TestReferencesResolve(t *testing.T) {
 					continue // a page of the app, served as index.html
 				}
 				n++
-				if files.files[string(m[1])] == nil {
+				if files().files[string(m[1])] == nil {
 					t.Errorf("%s refers to /web/%s, which dist/ lacks", p, m[1])
 				}
 			}
@@ -175,7 +175,7 @@ func TestReferencesResolve(t *testing.T) {
 			for _, m := range rel.FindAllSubmatch(b, -1) {
 				n++
 				target := path.Join(path.Dir(p), string(m[1]))
-				if files.files[target] == nil {
+				if files().files[target] == nil {
 					t.Errorf("%s imports %s (%s), which dist/ lacks", p, m[1], target)
 				}
 			}
