@@ -237,7 +237,7 @@ func (e *Engine) attempt(ctx *fasthttp.RequestCtx, r *request, rt config.Route, 
 func (e *Engine) attemptAs(ctx *fasthttp.RequestCtx, r *request, rt config.Route, ki, ui int, up protocol.Family) attemptResult {
 	ch := rt.Channel
 	r.attempts++
-	at := r.rec.begin(ch.Name, e.reg.keyID(ch.Keys[ki]), ch.URLs[ui].URL, up, rt.Upstream, e.clock.Now())
+	at := r.rec.begin(ch.Name, e.reg.keyID(ch.Keys[ki]), e.reg.urlID(ch.URLs[ui].URL), up, rt.Upstream, e.clock.Now())
 	body, ok := e.bodyFor(ctx, r, rt, up, at)
 	if !ok {
 		return attemptResult{done: true}

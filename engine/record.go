@@ -4,6 +4,7 @@ import (
 	"sync"
 	"time"
 
+	"ccload/clock"
 	"ccload/engine/cooldown"
 	"ccload/engine/failure"
 	"ccload/protocol"
@@ -62,10 +63,11 @@ type attemptLog struct {
 	Notes []string `json:"notes,omitempty"`
 }
 
-func (rec *record) begin(channel, keyFP, url string, fam protocol.Family, model string, now time.Time) *attemptLog {
-	// URLOfID(urlID(url)) is config.MaskURL(url), memoized: masking runs
-	// url.Parse and regexps, on every attempt otherwise.
-	a := &attemptLog{Channel: channel, KeyFP: keyFP, URL: URLOfID(urlID(url)), Protocol: fam, UpstreamModel: model, start: now, mu: &rec.mu, red: rec.red}
+// begin logs a new attempt; urlID is the URL's registry.urlID, whose
+// masked part the row shows (masking runs url.Parse and regexps: the
+// registry memoizes it; this took the unmemoized one on every attempt).
+func (rec *record) begin(channel, keyFP, urlID string, fam protocol.Family, model string, now time.Time) *attemptLog {
+	a := &attemptLog{Channel: channel, KeyFP: keyFP, URL: URLOfID(urlID), Protocol: fam, UpstreamModel: model, start: now, mu: &rec.mu, red: rec.red}
 	rec.mu.Lock()
 	rec.attempts = append(rec.attempts, a)
 	rec.mu.Unlock()
@@ -198,7 +200,7 @@ func (e *Engine) finish(r *request) {
 		endEv.Cost = row.Cost
 		e.bus.publish(endEv)
 	}
-	e.reg.ledger.settle(rec.token, r.costReserved, row.Channel, row.Time.UTC().Format(time.DateOnly), row.Cost)
+	e.reg.ledger.settle(rec.token, r.costReserved, row.Channel, clock.UTCDay(row.Time), row.Cost)
 	if len(rec.attempts) > 0 {
 		row.AttemptsJSON = string(appendAttemptsJSON(make([]byte, 0, 256*len(rec.attempts)), rec.attempts))
 	}

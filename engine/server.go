@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -130,6 +131,13 @@ func (e *Engine) ErrorHandler(ctx *fasthttp.RequestCtx, err error) {
 // such a path, so it is refused instead of resolved. Encoded slashes alone
 // are fine (admin channel names may hold one).
 func badPath(raw []byte) bool {
+	path := raw
+	if i := bytes.IndexByte(path, '?'); i >= 0 {
+		path = path[:i]
+	}
+	if bytes.IndexByte(path, '.') < 0 && bytes.IndexByte(path, '%') < 0 {
+		return false // no dot, plain or escaped: nothing to look at (and no copy)
+	}
 	p := string(raw)
 	if i := strings.IndexByte(p, '?'); i >= 0 {
 		p = p[:i]

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"ccload/clock"
 	"ccload/store"
 )
 
@@ -125,7 +126,7 @@ func (l *ledger) refreshSpend(ctx context.Context) {
 	day := l.day
 	l.mu.Unlock()
 	if day == "" {
-		day = l.clock.Now().UTC().Format(time.DateOnly)
+		day = clock.UTCDay(l.clock.Now())
 	}
 	rows, err := l.spendSt.SpendTotals(ctx, day)
 	if err != nil {

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"ccload/clock"
 )
 
 // Column sizes in characters. They match the VARCHAR sizes in every
@@ -98,7 +100,7 @@ func millis(t time.Time) int64 { return t.UnixMilli() }
 func fromMillis(ms int64) time.Time { return time.UnixMilli(ms).UTC() }
 
 // dayOf returns the UTC day of t as stored in usage_daily.
-func dayOf(t time.Time) string { return t.UTC().Format(time.DateOnly) }
+func dayOf(t time.Time) string { return clock.UTCDay(t) }
 
 // checkDay validates a "2006-01-02" day argument.
 func checkDay(day string) error {

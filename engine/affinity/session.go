@@ -4,8 +4,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"io"
 	"strings"
+	"unsafe"
 
 	"github.com/tidwall/gjson"
 
@@ -162,11 +162,16 @@ func fingerprint(fam protocol.Family, body Body) string {
 		return ""
 	}
 	h := sha256.New()
-	io.WriteString(h, string(fam))
+	h.Write(bytesOf(string(fam)))
 	h.Write([]byte{0})
-	io.WriteString(h, sys.Raw) // no copy of a long system prompt
+	h.Write(bytesOf(sys.Raw)) // no copy of a long system prompt
 	h.Write([]byte{0})
-	io.WriteString(h, first.Raw)
+	h.Write(bytesOf(first.Raw))
 	var sum [sha256.Size]byte
 	return "fp:" + hex.EncodeToString(h.Sum(sum[:0])[:12])
 }
+
+// bytesOf is s's bytes without a copy, for a hash to read. (io.WriteString
+// copied each string: the hash has no WriteString, and an agent's system
+// prompt is tens of KB on every request.)
+func bytesOf(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
