@@ -194,8 +194,15 @@ func (s *relayState) flush() {
 		s.dl.extend()
 		_, s.werr = s.w.Write(s.out)
 		s.out = s.out[:0]
+		if cap(s.out) > keepOut {
+			s.out = nil // a burst's buffer is not kept for the rest of the stream
+		}
 	}
 }
+
+// keepOut is the most output buffer a stream keeps between flushes: most
+// flushes carry an event or two, and a stream lives for minutes.
+const keepOut = 2 << 10
 
 // flushNow is flush as the func flushingSource runs before a read.
 func (s *relayState) flushNow() { s.flush() }
