@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"strconv"
+	"strings"
 	"unsafe"
 
 	"github.com/tidwall/gjson"
 
 	"ccload/protocol"
+	"ccload/protocol/jsonwalk"
 )
 
 // JSON writing helpers of the response side. Everything is appended to a
@@ -96,90 +98,12 @@ func sseClose(dst []byte) []byte { return append(dst, '\n', '\n') }
 // obj, or "" when obj is not an object or the key is absent or not a string.
 // gjson unescapes every string value it returns, which allocates for each
 // delta holding a newline or a quote; the converters only copy the literal,
-// so the hot delta fields are read with this instead. obj must be valid
-// JSON (the pipe checks every event); keys are compared unescaped, which
-// is all the APIs' keys need.
+// so the hot delta fields are read with this instead (jsonwalk). obj must
+// be valid JSON (the pipe checks every event); keys are compared as
+// written, escapes kept, which is all the APIs' keys need.
 func litField(obj, key string) string {
-	i := jsonSkipWS(obj, 0)
-	if i >= len(obj) || obj[i] != '{' {
-		return ""
+	if v := jsonwalk.Member(obj, key); strings.HasPrefix(v, `"`) {
+		return v
 	}
-	i++
-	for {
-		i = jsonSkipWS(obj, i)
-		if i >= len(obj) || obj[i] != '"' {
-			return ""
-		}
-		kEnd := jsonStrEnd(obj, i)
-		k := obj[i+1 : max(kEnd-1, i+1)]
-		i = jsonSkipWS(obj, kEnd)
-		if i >= len(obj) || obj[i] != ':' {
-			return ""
-		}
-		i = jsonSkipWS(obj, i+1)
-		vEnd := jsonValueEnd(obj, i)
-		if k == key {
-			if i < len(obj) && obj[i] == '"' {
-				return obj[i:vEnd]
-			}
-			return ""
-		}
-		i = jsonSkipWS(obj, vEnd)
-		if i >= len(obj) || obj[i] != ',' {
-			return ""
-		}
-		i++
-	}
-}
-
-func jsonSkipWS(s string, i int) int {
-	for i < len(s) && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r') {
-		i++
-	}
-	return i
-}
-
-// jsonStrEnd returns the index just past the string literal starting at i.
-func jsonStrEnd(s string, i int) int {
-	for j := i + 1; j < len(s); j++ {
-		switch s[j] {
-		case '\\':
-			j++
-		case '"':
-			return j + 1
-		}
-	}
-	return len(s)
-}
-
-// jsonValueEnd returns the index just past the JSON value starting at i.
-func jsonValueEnd(s string, i int) int {
-	if i >= len(s) {
-		return len(s)
-	}
-	switch s[i] {
-	case '"':
-		return jsonStrEnd(s, i)
-	case '{', '[':
-		depth := 0
-		for j := i; j < len(s); j++ {
-			switch s[j] {
-			case '"':
-				j = jsonStrEnd(s, j) - 1
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return j + 1
-				}
-			}
-		}
-		return len(s)
-	}
-	j := i
-	for j < len(s) && s[j] != ',' && s[j] != '}' && s[j] != ']' && s[j] != ' ' && s[j] != '\n' && s[j] != '\r' && s[j] != '\t' {
-		j++
-	}
-	return j
+	return ""
 }
