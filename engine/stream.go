@@ -116,6 +116,10 @@ func (e *Engine) relay(w io.Writer, r *request, c *upstreamCall, rd *protocol.Re
 	defer c.resp.Body.Close()
 
 	s := newRelayState(e, r, c, w, dl)
+	// Nothing reads the client's body once the stream is committed (no
+	// attempt follows, the converter took what it needs): an agent's body
+	// is hundreds of KB, and a stream lasts minutes.
+	r.body = nil
 	if bw, ok := c.resp.Body.(beforeWaiter); ok && bw.beforeWait(s.flushNow) {
 		defer bw.beforeWait(nil)
 	} else {

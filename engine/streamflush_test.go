@@ -7,8 +7,10 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -188,4 +190,100 @@ func TestStreamEventsThatArriveTogetherGoOutTogether(t *testing.T) {
 	if chunks > 8 {
 		t.Errorf("%d events that arrived together went out in %d writes; want a few", events+5, chunks)
 	}
+}
+
+// TestOpenStreamsDoNotKeepTheClientBody: once a stream is committed
+// nothing reads the client's request again, and an agent's body is
+// hundreds of KB held for the minutes a stream lasts. 16 streams with a
+// 512 KB body each are held open, native and converted (Responses client,
+// Anthropic upstream, with namespace tools whose names the converter
+// keeps); the live heap must not hold their bodies.
+func TestOpenStreamsDoNotKeepTheClientBody(t *testing.T) {
+	const streams, bodySize = 16, 512 << 10
+	release := make(chan struct{})
+	var started sync.WaitGroup
+	started.Add(streams)
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"type\":\"message\",\"role\":\"assistant\",\"model\":\"m1\",\"content\":[],\"usage\":{\"input_tokens\":3,\"output_tokens\":1}}}\n\n"+
+			"event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n"+
+			"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"hello \"}}\n\n")
+		w.(http.Flusher).Flush()
+		select {
+		case <-release:
+		case <-r.Context().Done():
+			return
+		}
+		io.WriteString(w, "event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n"+
+			"event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},\"usage\":{\"output_tokens\":2}}\n\n"+
+			"event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n")
+	}))
+	defer up.Close()
+	cfg := strings.NewReplacer("{{URLA}}", `{url: "`+up.URL+`", protocols: [anthropic]}`, "{{URLB}}", up.URL, "{{FALLBACK}}", "false").Replace(failoverConfig)
+	g := startGateway(t, cfg)
+
+	filler := strings.Repeat("x", bodySize)
+	bodies := []string{
+		`{"model":"m1","max_tokens":64,"stream":true,"messages":[{"role":"user","content":"` + filler + `"}]}`,
+		`{"model":"m1","stream":true,"input":"` + filler + `","tools":[{"type":"namespace","name":"ns","tools":[{"type":"function","name":"look","parameters":{"type":"object"}}]}]}`,
+	}
+	paths := []string{"/v1/messages", "/v1/responses"}
+
+	var before runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	var done sync.WaitGroup
+	errs := make(chan error, streams)
+	for i := range streams {
+		done.Add(1)
+		go func() {
+			defer done.Done()
+			req, _ := http.NewRequest("POST", g.URL+paths[i%2], strings.NewReader(bodies[i%2]))
+			req.Header.Set("Authorization", "Bearer "+testToken)
+			req.Header.Set("Content-Type", "application/json")
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				errs <- err
+				started.Done()
+				return
+			}
+			defer resp.Body.Close()
+			br := bufio.NewReader(resp.Body)
+			for {
+				l, err := br.ReadString('\n')
+				if err != nil {
+					errs <- fmt.Errorf("stream %d ended before its first text: %v", i, err)
+					started.Done()
+					return
+				}
+				if strings.Contains(l, "hello") {
+					break
+				}
+			}
+			started.Done()
+			io.Copy(io.Discard, br)
+		}()
+	}
+	started.Wait()
+	select {
+	case err := <-errs:
+		t.Fatal(err)
+	default:
+	}
+	// Every stream is open and past its first text. The request bodies are
+	// gone from the client by now (sent); what is live beyond the small
+	// state of each stream would be the gateway's copies.
+	var open runtime.MemStats
+	runtime.GC()
+	runtime.GC()
+	runtime.ReadMemStats(&open)
+	close(release)
+	done.Wait()
+	grown := int64(open.HeapAlloc) - int64(before.HeapAlloc)
+	if limit := int64(streams * bodySize / 4); grown > limit {
+		t.Errorf("live heap grew %d KiB with %d streams open (bodies of %d KiB each); want under %d KiB: the streams keep their request bodies",
+			grown>>10, streams, bodySize>>10, limit>>10)
+	}
+	t.Logf("live heap grew %d KiB with %d streams open", grown>>10, streams)
 }

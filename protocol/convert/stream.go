@@ -85,6 +85,7 @@ func newStream(from, to protocol.Family, model string, opt StreamOptions, clk cl
 		return &badStream{err: fmt.Errorf("convert: no stream conversion %s -> %s", from, to)}
 	}
 	m := meta{model: model, clk: clk, opt: opt, tools: clientToolsOf(to, opt.Request)}
+	m.opt.Request = nil // read for the tools only: the stream must not keep the client's body
 	return &pipe{dec: newDec(), enc: newEnc(&m), meta: &m}
 }
 

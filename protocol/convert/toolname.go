@@ -111,7 +111,10 @@ func clientToolsOf(client protocol.Family, req []byte) clientTools {
 		if m == nil {
 			m = make(clientTools)
 		}
-		name := t.Get("name").Str
+		// Clones: gjson's strings are slices of the whole request, which a
+		// stream would otherwise keep alive through this map.
+		name := strings.Clone(t.Get("name").Str)
+		ns = strings.Clone(ns)
 		flat := name
 		if ns != "" {
 			flat = FlatToolName(ns, name)
