@@ -138,11 +138,7 @@ func badPath(raw []byte) bool {
 	if bytes.IndexByte(path, '.') < 0 && bytes.IndexByte(path, '%') < 0 {
 		return false // no dot, plain or escaped: nothing to look at (and no copy)
 	}
-	p := string(raw)
-	if i := strings.IndexByte(p, '?'); i >= 0 {
-		p = p[:i]
-	}
-	u, err := url.PathUnescape(p)
+	u, err := url.PathUnescape(string(path))
 	if err != nil {
 		return true
 	}

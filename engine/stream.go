@@ -105,9 +105,10 @@ func (e *Engine) commit(ctx *fasthttp.RequestCtx, r *request, c *upstreamCall, r
 // relay may wait for the upstream again (fastBody.beforeWait, or
 // flushingSource): an event is never held back waiting for the next, and
 // events that arrived together cost one write instead of one each (perf,
-// issue 12: the write per event was most of a stream's CPU). A write error means the client went away: the
-// upstream request is cancelled at once. It runs after the handler
-// returned, so it touches nothing of the RequestCtx.
+// issue 12: the write per event was most of a stream's CPU). A write
+// error means the client went away: the upstream request is cancelled at
+// once. It runs after the handler returned, so it touches nothing of the
+// RequestCtx.
 func (e *Engine) relay(w io.Writer, r *request, c *upstreamCall, rd *protocol.Reader, src *flushingSource, held []byte, dl writeDeadline) {
 	defer e.finish(r)
 	defer e.recoverStream(w, r)
@@ -120,10 +121,10 @@ func (e *Engine) relay(w io.Writer, r *request, c *upstreamCall, rd *protocol.Re
 	// attempt follows, the converter took what it needs): an agent's body
 	// is hundreds of KB, and a stream lasts minutes.
 	r.body = nil
-	if bw, ok := c.resp.Body.(beforeWaiter); ok && bw.beforeWait(s.flushNow) {
+	if bw, ok := c.resp.Body.(beforeWaiter); ok && bw.beforeWait(s.flush) {
 		defer bw.beforeWait(nil)
 	} else {
-		src.before = s.flushNow
+		src.before = s.flush
 		defer func() { src.before = nil }()
 	}
 
@@ -156,9 +157,9 @@ type relayState struct {
 	c  *upstreamCall
 	w  io.Writer
 	dl writeDeadline
-	// out gathers what one upstream event becomes (converted, there may
-	// be several client events); flush hands it to w as one chunk. It
-	// grows to the largest event and no further.
+	// out gathers what the events that arrived together become
+	// (converted, one event may be several); flush hands it to w as one
+	// chunk. A stream keeps at most keepOut of it between flushes.
 	out    []byte
 	werr   error
 	emitFn func([]byte) // emit, made once
@@ -207,9 +208,6 @@ func (s *relayState) flush() {
 // keepOut is the most output buffer a stream keeps between flushes: most
 // flushes carry an event or two, and a stream lives for minutes.
 const keepOut = 2 << 10
-
-// flushNow is flush as the func flushingSource runs before a read.
-func (s *relayState) flushNow() { s.flush() }
 
 func (s *relayState) feed(ev *protocol.Event) error {
 	if !s.native {
@@ -296,9 +294,8 @@ func (s *relayState) end(err error) {
 	s.flush() // the error event, or what the converter's Close emitted
 }
 
-// flushAt is how much output may gather from one upstream read before it
-// is written anyway. The event reader reads at most 1 KiB at a time, so
-// this is rarely reached; it bounds the buffer a stream keeps.
+// flushAt is how much output may gather before it is written anyway,
+// however much arrived together: it bounds a burst's buffer.
 const flushAt = 4 << 10
 
 // beforeWaiter is an upstream body that can run a func right before it

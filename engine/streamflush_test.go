@@ -33,14 +33,14 @@ func TestStreamEventNotHeldForTheNext(t *testing.T) {
 			up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				w.Header().Set("Content-Type", "text/event-stream")
 				fl := w.(http.Flusher)
-				io.WriteString(w, "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"type\":\"message\",\"role\":\"assistant\",\"model\":\"m1\",\"content\":[],\"usage\":{\"input_tokens\":3,\"output_tokens\":1}}}\n\n"+
-					"event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n"+
-					"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"zeroword \"}}\n\n")
+				io.WriteString(w, sseMessageStart+
+					sseBlockStart+
+					sseTextDelta("zeroword "))
 				fl.Flush()
 				// The peek ends at the first delta and writes it; the
 				// second goes through the relay loop.
 				time.Sleep(50 * time.Millisecond)
-				io.WriteString(w, "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"firstword\"}}\n\n")
+				io.WriteString(w, sseTextDelta("firstword"))
 				fl.Flush()
 				select {
 				case <-release:
@@ -48,19 +48,15 @@ func TestStreamEventNotHeldForTheNext(t *testing.T) {
 				case <-r.Context().Done():
 					return
 				}
-				io.WriteString(w, "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"secondword\"}}\n\n"+
-					"event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n"+
-					"event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},\"usage\":{\"output_tokens\":2}}\n\n"+
-					"event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n")
+				io.WriteString(w, sseTextDelta("secondword")+
+					sseBlockStop+
+					sseMessageDelta(2)+
+					sseMessageStop)
 				fl.Flush()
 			}))
 			defer up.Close()
-			cfg := strings.NewReplacer("{{URLA}}", `{url: "`+up.URL+`", protocols: [anthropic]}`, "{{URLB}}", up.URL, "{{FALLBACK}}", "false").Replace(failoverConfig)
-			g := startGateway(t, cfg)
-			req, _ := http.NewRequest("POST", g.URL+tc.path, strings.NewReader(tc.body))
-			req.Header.Set("Authorization", "Bearer "+testToken)
-			req.Header.Set("Content-Type", "application/json")
-			resp, err := http.DefaultClient.Do(req)
+			g := gatewayBefore(t, up.URL)
+			resp, err := openStream(g.URL+tc.path, tc.body)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -132,21 +128,19 @@ func TestStreamEventsThatArriveTogetherGoOutTogether(t *testing.T) {
 		var b strings.Builder
 		b.WriteString("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n")
 		chunk := func(ev string) { fmt.Fprintf(&b, "%x\r\n%s\r\n", len(ev), ev) }
-		chunk("event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"type\":\"message\",\"role\":\"assistant\",\"model\":\"m1\",\"content\":[],\"usage\":{\"input_tokens\":3,\"output_tokens\":1}}}\n\n")
-		chunk("event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n")
+		chunk(sseMessageStart)
+		chunk(sseBlockStart)
 		for i := range events {
-			chunk(fmt.Sprintf("event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"w%d \"}}\n\n", i))
+			chunk(sseTextDelta(fmt.Sprintf("w%d ", i)))
 		}
-		chunk("event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n")
-		chunk("event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},\"usage\":{\"output_tokens\":41}}\n\n")
-		chunk("event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n")
+		chunk(sseBlockStop)
+		chunk(sseMessageDelta(41))
+		chunk(sseMessageStop)
 		b.WriteString("0\r\n\r\n")
 		io.WriteString(c, b.String()) // one write: the events arrive together
 		time.Sleep(time.Second)       // keep the connection until the gateway read it all
 	}()
-	up := "http://" + ln.Addr().String()
-	cfg := strings.NewReplacer("{{URLA}}", `{url: "`+up+`", protocols: [anthropic]}`, "{{URLB}}", up, "{{FALLBACK}}", "false").Replace(failoverConfig)
-	g := startGateway(t, cfg)
+	g := gatewayBefore(t, "http://"+ln.Addr().String())
 
 	conn, err := net.Dial("tcp", strings.TrimPrefix(g.URL, "http://"))
 	if err != nil {
@@ -206,22 +200,21 @@ func TestOpenStreamsDoNotKeepTheClientBody(t *testing.T) {
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)
 		w.Header().Set("Content-Type", "text/event-stream")
-		io.WriteString(w, "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"type\":\"message\",\"role\":\"assistant\",\"model\":\"m1\",\"content\":[],\"usage\":{\"input_tokens\":3,\"output_tokens\":1}}}\n\n"+
-			"event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n"+
-			"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"hello \"}}\n\n")
+		io.WriteString(w, sseMessageStart+
+			sseBlockStart+
+			sseTextDelta("hello "))
 		w.(http.Flusher).Flush()
 		select {
 		case <-release:
 		case <-r.Context().Done():
 			return
 		}
-		io.WriteString(w, "event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n"+
-			"event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},\"usage\":{\"output_tokens\":2}}\n\n"+
-			"event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n")
+		io.WriteString(w, sseBlockStop+
+			sseMessageDelta(2)+
+			sseMessageStop)
 	}))
 	defer up.Close()
-	cfg := strings.NewReplacer("{{URLA}}", `{url: "`+up.URL+`", protocols: [anthropic]}`, "{{URLB}}", up.URL, "{{FALLBACK}}", "false").Replace(failoverConfig)
-	g := startGateway(t, cfg)
+	g := gatewayBefore(t, up.URL)
 
 	filler := strings.Repeat("x", bodySize)
 	bodies := []string{
@@ -239,10 +232,7 @@ func TestOpenStreamsDoNotKeepTheClientBody(t *testing.T) {
 		done.Add(1)
 		go func() {
 			defer done.Done()
-			req, _ := http.NewRequest("POST", g.URL+paths[i%2], strings.NewReader(bodies[i%2]))
-			req.Header.Set("Authorization", "Bearer "+testToken)
-			req.Header.Set("Content-Type", "application/json")
-			resp, err := http.DefaultClient.Do(req)
+			resp, err := openStream(g.URL+paths[i%2], bodies[i%2])
 			if err != nil {
 				errs <- err
 				started.Done()
@@ -286,4 +276,40 @@ func TestOpenStreamsDoNotKeepTheClientBody(t *testing.T) {
 			grown>>10, streams, bodySize>>10, limit>>10)
 	}
 	t.Logf("live heap grew %d KiB with %d streams open", grown>>10, streams)
+}
+
+// The Anthropic stream events the tests above send, in order.
+const (
+	sseMessageStart = "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"type\":\"message\",\"role\":\"assistant\",\"model\":\"m1\",\"content\":[],\"usage\":{\"input_tokens\":3,\"output_tokens\":1}}}\n\n"
+	sseBlockStart   = "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n"
+	sseBlockStop    = "event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n"
+	sseMessageStop  = "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n"
+)
+
+func sseTextDelta(text string) string {
+	return `event: content_block_delta` + "\n" + `data: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"` + text + `"}}` + "\n\n"
+}
+
+func sseMessageDelta(outputTokens int) string {
+	return fmt.Sprintf(`event: message_delta`+"\n"+`data: {"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":%d}}`+"\n\n", outputTokens)
+}
+
+// gatewayBefore is a gateway whose model m1 goes to the Anthropic
+// upstream at url.
+func gatewayBefore(t *testing.T, url string) *gateway {
+	t.Helper()
+	return startGateway(t, strings.NewReplacer("{{URLA}}", `{url: "`+url+`", protocols: [anthropic]}`, "{{URLB}}", url, "{{FALLBACK}}", "false").Replace(failoverConfig))
+}
+
+// openStream posts body to url as a client does and returns the response
+// with its body unread (the caller closes it). It takes no *testing.T, so
+// that goroutines may call it.
+func openStream(url, body string) (*http.Response, error) {
+	req, err := http.NewRequest("POST", url, strings.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Authorization", "Bearer "+testToken)
+	req.Header.Set("Content-Type", "application/json")
+	return http.DefaultClient.Do(req)
 }

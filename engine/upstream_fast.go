@@ -52,11 +52,10 @@ func newFastUpstream() *fastUpstream {
 }
 
 // dialAside dials addr (and tracks the connection) on a goroutine of its
-// own and waits for it. Below
-// net.Dialer.Dial the stack runs several KiB deeper than anything else a
-// request does; dialled from the request's goroutine, which is already
-// deep in the handler there, it grows that goroutine's stack from 8 to
-// 16 KiB. fasthttp reuses its goroutines, and a stream's goroutine waits
+// own and waits for it. Below net.Dialer.Dial the stack runs several KiB
+// deeper than anything else a request does; dialled from the request's
+// goroutine, which is already deep in the handler there, it grows that
+// goroutine's stack from 8 to 16 KiB. fasthttp reuses its goroutines, and a stream's goroutine waits
 // at a depth that keeps the runtime from shrinking the stack back, so
 // every open stream held 16 KiB of stack where 8 do (perf, issue 12:
 // memory per stream). The dialling goroutine ends with the dial and its

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"strings"
 	"time"
-	"unsafe"
 
 	"github.com/tidwall/gjson"
 
@@ -127,8 +126,8 @@ func findSoftError(body []byte) (upstreamErr, bool) {
 
 // mayHoldError is a cheap first look at a JSON body, true when fromObject
 // could find an error in it: an array (any chunk may be one), or an object
-// with an "error" member that is not null, a "type" of error or response.failed, or a
-// "status" of failed. Nearly every 2xx body has none of these; for those
+// with an "error" member that is not null, a "type" of error or
+// response.failed, or a "status" of failed. Nearly every 2xx body has none of these; for those
 // one walk over the top-level members, with no copy of the body, replaces
 // a copy and four walks (perf, issue 12).
 func mayHoldError(b []byte) bool {
@@ -138,7 +137,7 @@ func mayHoldError(b []byte) bool {
 	// The view does not outlive this function: members are only compared.
 	// jsonwalk rather than gjson: see its package comment.
 	found := false
-	jsonwalk.Members(unsafe.String(unsafe.SliceData(b), len(b)), func(k, v string) bool {
+	jsonwalk.Members(jsonwalk.View(b), func(k, v string) bool {
 		switch k {
 		case "error": // as fromObject reads it: an object, a message or true, not null
 			found = strings.HasPrefix(v, "{") || jsonwalk.Text(v) || v == "true"

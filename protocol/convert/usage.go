@@ -166,11 +166,12 @@ func chatUsage(r gjson.Result) Usage {
 		return Usage{}
 	}
 	u := r.Raw
+	in := jsonwalk.Member(u, "prompt_tokens_details")
 	return Usage{
 		Input:      jsonwalk.IntOf(u, "prompt_tokens"),
 		Output:     jsonwalk.IntOf(u, "completion_tokens"),
-		CacheRead:  jsonwalk.IntOf(jsonwalk.Member(u, "prompt_tokens_details"), "cached_tokens"),
-		CacheWrite: jsonwalk.IntOf(jsonwalk.Member(u, "prompt_tokens_details"), "cache_write_tokens"),
+		CacheRead:  jsonwalk.IntOf(in, "cached_tokens"),
+		CacheWrite: jsonwalk.IntOf(in, "cache_write_tokens"),
 		Reasoning:  jsonwalk.IntOf(jsonwalk.Member(u, "completion_tokens_details"), "reasoning_tokens"),
 	}
 }
@@ -180,11 +181,12 @@ func responsesUsage(r gjson.Result) Usage {
 		return Usage{}
 	}
 	u := r.Raw
+	in := jsonwalk.Member(u, "input_tokens_details")
 	return Usage{
 		Input:      jsonwalk.IntOf(u, "input_tokens"),
 		Output:     jsonwalk.IntOf(u, "output_tokens"),
-		CacheRead:  jsonwalk.IntOf(jsonwalk.Member(u, "input_tokens_details"), "cached_tokens"),
-		CacheWrite: jsonwalk.IntOf(jsonwalk.Member(u, "input_tokens_details"), "cache_write_tokens"),
+		CacheRead:  jsonwalk.IntOf(in, "cached_tokens"),
+		CacheWrite: jsonwalk.IntOf(in, "cache_write_tokens"),
 		Reasoning:  jsonwalk.IntOf(jsonwalk.Member(u, "output_tokens_details"), "reasoning_tokens"),
 	}
 }

@@ -2,8 +2,9 @@
 // parsing what it does not need: gjson parses every number it meets as a
 // float, and strconv.ParseFloat alone takes about 1 KiB of stack. The
 // walks on a request's path (usage counts, the check for an error hidden
-// in a 2xx body) were its deepest point, past the 8 KiB a request's
-// goroutine should keep to (engine.TestRequestsFitEightKiBStack).
+// in a 2xx body, the stream peek) were its deepest point, past the 8 KiB
+// a request's goroutine should keep to (engine.TestRequestsFitEightKiBStack).
+// The stream converters read their hot string fields with it too.
 package jsonwalk
 
 import (
@@ -163,11 +164,13 @@ func First(arr string) string {
 		return ""
 	}
 	i = skipSpace(arr, i+1)
-	end := valueEnd(arr, i)
-	if end <= i || arr[i] == ']' {
+	if i == len(arr) || arr[i] == ']' {
 		return ""
 	}
-	return arr[i:end]
+	if end := valueEnd(arr, i); end > i {
+		return arr[i:end]
+	}
+	return ""
 }
 
 // Text reports whether raw is a JSON string with something in it.
