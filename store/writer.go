@@ -122,12 +122,7 @@ func (e *LostRowsError) Error() string {
 type Writer struct {
 	store Store
 	opts  WriterOptions
-	queue chan LogRow
-
-	// mu makes Close and Add exclusive: once Close holds it, no Add is
-	// half-way through a send, so the queue cannot grow after Close.
-	mu     sync.RWMutex
-	closed bool
+	queue *rowQueue // closed by Close, so it cannot grow after Close
 
 	closing   chan struct{} // closed by Close: drain and stop
 	done      chan struct{} // closed when the goroutine has returned
@@ -149,7 +144,7 @@ func NewWriter(s Store, opts WriterOptions) *Writer {
 	w := &Writer{
 		store:   s,
 		opts:    opts,
-		queue:   make(chan LogRow, opts.QueueSize),
+		queue:   newRowQueue(opts.QueueSize, opts.BatchSize),
 		closing: make(chan struct{}),
 		done:    make(chan struct{}),
 		ctx:     ctx,
@@ -166,16 +161,10 @@ func (w *Writer) Add(r LogRow) {
 	if r.Time.IsZero() {
 		r.Time = w.opts.Now()
 	}
-	w.mu.RLock()
-	defer w.mu.RUnlock()
-	if w.closed {
-		w.dropped.Add(1)
-		return
-	}
+	// Counted before the push, so that Queued never goes below zero when
+	// the writer takes and writes the row before this returns.
 	w.queued.Add(1)
-	select {
-	case w.queue <- r:
-	default:
+	if !w.queue.push(&r) {
 		w.queued.Add(-1)
 		w.dropped.Add(1)
 	}
@@ -216,9 +205,7 @@ func (w *Writer) Stats() WriterStats {
 // Writer's life, else nil. Calling Close again waits and reports the same.
 func (w *Writer) Close(ctx context.Context) error {
 	w.closeOnce.Do(func() {
-		w.mu.Lock()
-		w.closed = true
-		w.mu.Unlock()
+		w.queue.close()
 		close(w.closing)
 	})
 	select {
@@ -235,12 +222,14 @@ func (w *Writer) Close(ctx context.Context) error {
 	return &LostRowsError{Dropped: st.Dropped, Rejected: st.Rejected, Unwritten: st.Unwritten, LastError: st.LastError}
 }
 
-// run is the Writer's goroutine: it gathers batches and writes them.
+// run is the Writer's goroutine: it gathers batches and writes them. Rows
+// wait in the queue until a whole batch is there or FlushEvery has passed.
 func (w *Writer) run() {
 	defer close(w.done)
 	tick := time.NewTicker(w.opts.FlushEvery)
 	defer tick.Stop()
 	batch := make([]LogRow, 0, w.opts.BatchSize)
+	flush := false
 	for {
 		// Closing wins over new rows, so that a batch kept back by deliver
 		// goes to drain and never grows past BatchSize.
@@ -250,20 +239,19 @@ func (w *Writer) run() {
 			return
 		default:
 		}
-		select {
-		case <-w.closing:
-			continue
-		case r := <-w.queue:
-			batch = append(batch, r)
-			if len(batch) < w.opts.BatchSize {
-				continue
-			}
-		case <-tick.C:
-			if len(batch) == 0 {
+		if flush || w.queue.len() >= w.opts.BatchSize {
+			flush = false
+			if batch = w.queue.take(batch, w.opts.BatchSize); len(batch) > 0 {
+				batch = w.deliver(batch, w.closing)
 				continue
 			}
 		}
-		batch = w.deliver(batch, w.closing)
+		select {
+		case <-w.closing:
+		case <-w.queue.full:
+		case <-tick.C:
+			flush = true
+		}
 	}
 }
 
@@ -271,15 +259,13 @@ func (w *Writer) run() {
 // grow, until it is empty or Close's context has expired.
 func (w *Writer) drain(batch []LogRow) {
 	for {
-		for len(batch) < w.opts.BatchSize && len(w.queue) > 0 {
-			batch = append(batch, <-w.queue)
-		}
+		batch = w.queue.take(batch, w.opts.BatchSize)
 		if len(batch) == 0 {
 			return
 		}
 		batch = w.deliver(batch, nil)
 		if w.ctx.Err() != nil {
-			w.settle(&w.unwritten, int64(len(batch)+len(w.queue)))
+			w.settle(&w.unwritten, int64(len(batch)+w.queue.len()))
 			return
 		}
 	}
@@ -318,9 +304,7 @@ func (w *Writer) deliver(batch []LogRow, stop <-chan struct{}) []LogRow {
 			return batch
 		}
 		wait = min(2*wait, w.opts.RetryMax)
-		for len(batch) < w.opts.BatchSize && len(w.queue) > 0 {
-			batch = append(batch, <-w.queue)
-		}
+		batch = w.queue.take(batch, w.opts.BatchSize)
 	}
 }
 
