@@ -32,10 +32,7 @@ const (
 // when the body is not a Messages request; unknown fields and block types are
 // counted by their text, never refused.
 func Anthropic(body []byte) (int, error) {
-	b, err := encoder()
-	if err != nil {
-		return 0, err
-	}
+	b := encoder()
 	root, err := parseObject(body)
 	if err != nil {
 		return 0, err

@@ -122,10 +122,7 @@ func BenchmarkAnthropic(b *testing.B) {
 // distinct piece goes through the library once.
 func BenchmarkAnthropicCold(b *testing.B) {
 	body := claudeCodeBody(b)
-	enc, err := encoder()
-	if err != nil {
-		b.Fatal(err)
-	}
+	enc := encoder()
 	b.SetBytes(int64(len(body)))
 	for b.Loop() {
 		b.StopTimer()
@@ -159,10 +156,7 @@ func BenchmarkAnthropicParallel(b *testing.B) {
 // comparison: its regex splitter is what the piece splitter replaces.
 func BenchmarkLibraryCount(b *testing.B) {
 	body := claudeCodeBody(b)
-	enc, err := encoder()
-	if err != nil {
-		b.Fatal(err)
-	}
+	enc := encoder()
 	s := string(body)
 	b.SetBytes(int64(len(s)))
 	for b.Loop() {
@@ -178,7 +172,7 @@ func TestConcurrentCounts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	enc, _ := encoder()
+	enc := encoder()
 	errs := make(chan error, 8)
 	for g := range 8 {
 		go func() {

@@ -50,10 +50,7 @@ var gemini3Media = map[string]int{
 // (models/{model}:countTokens); it chooses the media costs. It fails with
 // ErrInvalid, naming the field, when the body is not such a request.
 func Gemini(model string, body []byte) (int, error) {
-	b, err := encoder()
-	if err != nil {
-		return 0, err
-	}
+	b := encoder()
 	root, err := parseObject(body)
 	if err != nil {
 		return 0, err

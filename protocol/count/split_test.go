@@ -49,10 +49,7 @@ func libComparable(s string) bool { return !strings.ContainsRune(s, 0x7f) }
 
 func libCount(t testing.TB, s string) int {
 	t.Helper()
-	b, err := encoder()
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := encoder()
 	n, err := b.codec.Count(s)
 	if err != nil {
 		t.Fatal(err)
@@ -61,10 +58,7 @@ func libCount(t testing.TB, s string) int {
 }
 
 func TestSplitMatchesLibrary(t *testing.T) {
-	b, err := encoder()
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := encoder()
 	for _, s := range splitCases {
 		if got, want := b.count(s), libCount(t, s); got != want {
 			t.Errorf("count(%q) = %d, library says %d (pieces %q)", s, got, want, pieces(s))
@@ -104,10 +98,7 @@ func FuzzSplitMatchesLibrary(f *testing.F) {
 		if !libComparable(s) {
 			t.Skip("DEL: see libComparable")
 		}
-		b, err := encoder()
-		if err != nil {
-			t.Fatal(err)
-		}
+		b := encoder()
 		if got, want := b.count(s), libCount(t, s); got != want {
 			t.Fatalf("count(%q) = %d, library says %d (pieces %q)", s, got, want, pieces(s))
 		}
@@ -122,10 +113,7 @@ func TestSplitEveryRune(t *testing.T) {
 	if testing.Short() || raceEnabled {
 		t.Skip("slow: ~6 s plain, a minute under -race")
 	}
-	b, err := encoder()
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := encoder()
 	var sb strings.Builder
 	flush := func(first rune) {
 		s := sb.String()
