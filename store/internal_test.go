@@ -134,6 +134,7 @@ func TestSQLitePragmas(t *testing.T) {
 		"PRAGMA temp_store":   2, // MEMORY
 		"PRAGMA synchronous":  1, // NORMAL
 		"PRAGMA busy_timeout": 10000,
+		"PRAGMA page_size":    16384, // the file is new
 	} {
 		var got int
 		if err := db.QueryRowContext(ctx, q).Scan(&got); err != nil || got != want {
