@@ -23,6 +23,7 @@ type result struct {
 	cpuPerReq time.Duration // gateway CPU per request (0 for direct)
 	rss       int64         // gateway RSS at the end, or its peak with streams open
 	perStream int64         // (peak RSS - RSS before) / streams
+	plateau   resident      // memory once all streams are open
 	errors    int
 	done      int
 }
@@ -313,7 +314,7 @@ func slowStreams(ctx context.Context, t *target, s shape, n int) result {
 	go func() { wg.Wait(); close(done) }()
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
-	var plateau int64
+	var plateau resident
 loop:
 	for {
 		select {
@@ -323,7 +324,7 @@ loop:
 			}
 		case <-allOpen:
 			allOpen = nil
-			plateau = t.proc.rss()
+			plateau = t.proc.memory()
 			if t.plateau != nil {
 				t.plateau()
 			}
@@ -338,7 +339,8 @@ loop:
 	r.done = len(ok)
 	r.rate = float64(len(ok)) / to.Sub(t0).Seconds()
 	r.p50, r.p90, r.p99 = percentiles(ok)
-	r.rss = max(peak.Load(), plateau)
+	r.rss = max(peak.Load(), plateau.rss)
+	r.plateau = plateau
 	r.perStream = (r.rss - before) / int64(n)
 	if r.done > 0 {
 		r.cpuPerReq = (t.proc.cpu() - cpu0) / time.Duration(r.done)

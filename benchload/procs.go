@@ -112,21 +112,38 @@ func (p *proc) cpu() time.Duration {
 const clockTicks = 100
 
 // rss is the resident memory of the process and its children, in bytes.
-func (p *proc) rss() int64 {
-	var kb int64
+func (p *proc) rss() int64 { return p.memory().rss }
+
+// resident is VmRSS and its two parts: anonymous memory (heap, stacks) and
+// file pages (mostly the executable's code and tables, shared with the
+// page cache and dropped first under memory pressure), in bytes.
+type resident struct{ rss, anon, file int64 }
+
+// memory is the resident memory of the process and its children.
+func (p *proc) memory() resident {
+	var m resident
 	for _, pid := range p.pids() {
 		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 		if err != nil {
 			continue
 		}
 		for _, line := range strings.Split(string(b), "\n") {
-			if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-				n, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-				kb += n
+			name, v, ok := strings.Cut(line, ":")
+			if !ok {
+				continue
+			}
+			n, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			switch name {
+			case "VmRSS":
+				m.rss += n << 10
+			case "RssAnon":
+				m.anon += n << 10
+			case "RssFile":
+				m.file += n << 10
 			}
 		}
 	}
-	return kb << 10
+	return m
 }
 
 func (p *proc) stop() {

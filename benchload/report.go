@@ -57,6 +57,8 @@ func metricsOf(sc scenario) []metric {
 			errs,
 			{name: "gateway RSS peak", get: func(r result) float64 { return float64(r.rss) / (1 << 20) }, unit: " MiB", prec: 1},
 			{name: "memory per stream", get: func(r result) float64 { return float64(r.perStream) / 1024 }, unit: " KiB", prec: 1},
+			{name: "RSS all open: anonymous", get: func(r result) float64 { return float64(r.plateau.anon) / (1 << 20) }, unit: " MiB", prec: 1},
+			{name: "RSS all open: file pages", get: func(r result) float64 { return float64(r.plateau.file) / (1 << 20) }, unit: " MiB", prec: 1},
 			{name: "gateway CPU-ms/stream", get: func(r result) float64 { return ms(r.cpuPerReq) }, prec: 3},
 		}
 	case sc.open:
