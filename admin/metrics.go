@@ -1,22 +1,19 @@
 package admin
 
 import (
-	"bytes"
 	"strconv"
 	"sync/atomic"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/common/expfmt"
 	"github.com/tidwall/gjson"
 	"github.com/valyala/fasthttp"
 
 	"ccload/engine"
 	"ccload/engine/failure"
+	"ccload/promtext"
 	"ccload/store"
 )
 
-// Metrics is ccload's Prometheus registry. Request counters are fed from the
+// Metrics is ccload's Prometheus registry (package promtext). Request counters are fed from the
 // log rows as the engine hands them to the log writer (wrap the writer with
 // Sink), so a request is counted exactly once, when it ends, with its
 // attempts; gauges (in flight, cooldowns, config, log queue) are read from
@@ -27,78 +24,58 @@ import (
 // is counted as "other", so a client cannot grow the series by sending
 // made-up model names.
 type Metrics struct {
-	reg *prometheus.Registry
+	reg promtext.Registry
 	cfg Config
 	srv atomic.Pointer[Server]
 
-	requests *prometheus.CounterVec
-	attempts *prometheus.CounterVec
-	failures *prometheus.CounterVec
-	ttfb     *prometheus.HistogramVec
-	duration *prometheus.HistogramVec
-	overhead prometheus.Histogram
-	tokens   *prometheus.CounterVec
-	cost     *prometheus.CounterVec
+	failures *promtext.CounterVec
+	overhead *promtext.Histogram
 
 	// The children Observe touches on every request.
-	requestsOf *children[prometheus.Counter]
-	attemptsOf *children[prometheus.Counter]
-	ttfbOf     *children[prometheus.Observer]
-	durationOf *children[prometheus.Observer]
-	tokensOf   *children[prometheus.Counter]
-	costOf     *children[prometheus.Counter]
+	requestsOf *children[*promtext.Counter]
+	attemptsOf *children[*promtext.Counter]
+	ttfbOf     *children[*promtext.Histogram]
+	durationOf *children[*promtext.Histogram]
+	tokensOf   *children[*promtext.Counter]
+	costOf     *children[*promtext.Counter]
 }
 
 // NewMetrics returns the registry; cfg gives the models that may appear as
 // label values.
 func NewMetrics(cfg Config) *Metrics {
-	m := &Metrics{
-		reg: prometheus.NewRegistry(),
-		cfg: cfg,
-		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "ccload_requests_total",
-			Help: "Client requests by the channel that answered (or was tried last), model, status class and client protocol.",
-		}, []string{"channel", "model", "status_class", "client_protocol"}),
-		attempts: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "ccload_upstream_attempts_total",
-			Help: "Upstream attempts by channel.",
-		}, []string{"channel"}),
-		failures: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "ccload_upstream_failures_total",
-			Help: "Failed upstream attempts by channel, the scope that was cooled (none for client faults) and the failure kind.",
-		}, []string{"channel", "scope", "kind"}),
-		ttfb: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "ccload_ttfb_seconds",
-			Help:    "Time from the client request to the first byte of the answer, for requests that got one.",
-			Buckets: []float64{.05, .1, .25, .5, 1, 2, 4, 8, 15, 30, 60},
-		}, []string{"channel"}),
-		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "ccload_request_duration_seconds",
-			Help:    "Time from the client request to its end, by channel and whether it streamed.",
-			Buckets: []float64{.1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600},
-		}, []string{"channel", "stream"}),
-		overhead: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Name:    "ccload_gateway_overhead_seconds",
-			Help:    "Time ccload itself spent on a request: its duration minus the time spent waiting on upstreams (answers 'is the proxy slow?').",
-			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1},
-		}),
-		tokens: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "ccload_tokens_total",
-			Help: "Tokens by channel, model and type (input, output, cache_read, cache_write, reasoning).",
-		}, []string{"channel", "model", "type"}),
-		cost: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "ccload_cost_usd_total",
-			Help: "Cost in USD by channel, model and client token.",
-		}, []string{"channel", "model", "token"}),
-	}
-	m.requestsOf = newChildren(m.requests.WithLabelValues)
-	m.attemptsOf = newChildren(m.attempts.WithLabelValues)
-	m.ttfbOf = newChildren(m.ttfb.WithLabelValues)
-	m.durationOf = newChildren(m.duration.WithLabelValues)
-	m.tokensOf = newChildren(m.tokens.WithLabelValues)
-	m.costOf = newChildren(m.cost.WithLabelValues)
-	m.reg.MustRegister(m.requests, m.attempts, m.failures, m.ttfb, m.duration, m.overhead, m.tokens, m.cost,
-		gauges{m}, wsGauges{m}, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m := &Metrics{cfg: cfg}
+	r := &m.reg
+	requests := r.CounterVec("ccload_requests_total",
+		"Client requests by the channel that answered (or was tried last), model, status class and client protocol.",
+		"channel", "model", "status_class", "client_protocol")
+	attempts := r.CounterVec("ccload_upstream_attempts_total", "Upstream attempts by channel.", "channel")
+	m.failures = r.CounterVec("ccload_upstream_failures_total",
+		"Failed upstream attempts by channel, the scope that was cooled (none for client faults) and the failure kind.",
+		"channel", "scope", "kind")
+	ttfb := r.HistogramVec("ccload_ttfb_seconds",
+		"Time from the client request to the first byte of the answer, for requests that got one.",
+		[]float64{.05, .1, .25, .5, 1, 2, 4, 8, 15, 30, 60}, "channel")
+	duration := r.HistogramVec("ccload_request_duration_seconds",
+		"Time from the client request to its end, by channel and whether it streamed.",
+		[]float64{.1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600}, "channel", "stream")
+	m.overhead = r.HistogramVec("ccload_gateway_overhead_seconds",
+		"Time ccload itself spent on a request: its duration minus the time spent waiting on upstreams (answers 'is the proxy slow?').",
+		[]float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1}).With()
+	tokens := r.CounterVec("ccload_tokens_total",
+		"Tokens by channel, model and type (input, output, cache_read, cache_write, reasoning).",
+		"channel", "model", "type")
+	cost := r.CounterVec("ccload_cost_usd_total", "Cost in USD by channel, model and client token.",
+		"channel", "model", "token")
+	m.requestsOf = newChildren(requests.With)
+	m.attemptsOf = newChildren(attempts.With)
+	m.ttfbOf = newChildren(ttfb.With)
+	m.durationOf = newChildren(duration.With)
+	m.tokensOf = newChildren(tokens.With)
+	m.costOf = newChildren(cost.With)
+	r.Collect(m.collectGauges)
+	r.Collect(m.collectWebSockets)
+	r.Collect(promtext.GoRuntime)
+	r.Collect(promtext.Process)
 	return m
 }
 
@@ -164,7 +141,7 @@ func (m *Metrics) Observe(r store.LogRow) {
 			if scope == "" {
 				scope = "none"
 			}
-			m.failures.WithLabelValues(ch, scope, kind).Inc()
+			m.failures.With(ch, scope, kind).Inc()
 		}
 		return true
 	})
@@ -192,63 +169,48 @@ func statusClass(s int) string {
 // serveMetrics is GET /metrics (no auth: it shows counts and names, no
 // secrets).
 func (s *Server) serveMetrics(ctx *fasthttp.RequestCtx) {
-	mfs, err := s.metrics.reg.Gather()
-	if err != nil {
-		s.log.Warn("metrics: gather", "err", err) // partial output is still served
-	}
-	var buf bytes.Buffer
-	format := expfmt.NewFormat(expfmt.TypeTextPlain)
-	enc := expfmt.NewEncoder(&buf, format)
-	for _, mf := range mfs {
-		if err := enc.Encode(mf); err != nil {
-			s.log.Warn("metrics: encode", "err", err)
-		}
-	}
-	ctx.SetContentType(string(format))
-	ctx.SetBody(buf.Bytes())
+	ctx.SetContentType(promtext.ContentType)
+	ctx.SetBody(s.metrics.reg.AppendText(nil))
 }
 
-// gauges reads the live values at scrape time.
-type gauges struct{ m *Metrics }
+// desc names a metric read at scrape time, with its label names.
+type desc struct {
+	name, help string
+	labels     []string
+}
+
+var (
+	descInFlight     = desc{"ccload_in_flight_requests", "Client requests being served now.", nil}
+	descUnauthorized = desc{"ccload_unauthorized_requests_total", "Proxy requests refused for a missing or invalid client token (not logged row by row).", nil}
+	descCooldowns    = desc{"ccload_cooldowns_active", "Components cooling now, by scope.", []string{"scope"}}
+	descPaused       = desc{"ccload_channel_paused", "1 when the channel is paused at runtime (admin API override).", []string{"channel"}}
+	descCheckOK      = desc{"ccload_channel_check_ok", "1 when the channel's latest scheduled check (check: in the config) passed, 0 when it failed; absent before the first check.", []string{"channel"}}
+	descReloadOK     = desc{"ccload_config_last_reload_successful", "1 when the last config (re)load succeeded; 0 while an old config serves after a failed reload.", nil}
+	descReloadTime   = desc{"ccload_config_last_reload_success_timestamp_seconds", "When the serving config was loaded (unix seconds).", nil}
+	descReloads      = desc{"ccload_config_reloads_total", "Config reloads since start by result (success swapped a new config in; failure kept the old one).", []string{"result"}}
+	descQueue        = desc{"ccload_log_queue_depth", "Log rows accepted and not yet written.", nil}
+	descWritten      = desc{"ccload_log_rows_written_total", "Log rows written to the database.", nil}
+	descDropped      = desc{"ccload_log_rows_dropped_total", "Log rows lost, by reason: queue_full (dropped on a full queue), rejected (refused by the database), unwritten (still queued at shutdown).", []string{"reason"}}
+	descWriteErrors  = desc{"ccload_log_write_errors_total", "Failed log batch writes, retries included.", nil}
+	descDegraded     = desc{"ccload_storage_degraded", "1 while log writes are failing (the database is down or refusing them; rows wait in memory), 0 otherwise.", nil}
+	descEvDropped    = desc{"ccload_events_dropped_total", "Request events lost to slow /admin/events subscribers.", nil}
+)
 
 // unauthorizedCounter is implemented by engines that count requests
 // refused for want of a valid client token.
 type unauthorizedCounter interface{ Unauthorized() int64 }
 
-var (
-	descInFlight     = prometheus.NewDesc("ccload_in_flight_requests", "Client requests being served now.", nil, nil)
-	descUnauthorized = prometheus.NewDesc("ccload_unauthorized_requests_total", "Proxy requests refused for a missing or invalid client token (not logged row by row).", nil, nil)
-	descCooldowns    = prometheus.NewDesc("ccload_cooldowns_active", "Components cooling now, by scope.", []string{"scope"}, nil)
-	descPaused       = prometheus.NewDesc("ccload_channel_paused", "1 when the channel is paused at runtime (admin API override).", []string{"channel"}, nil)
-	descCheckOK      = prometheus.NewDesc("ccload_channel_check_ok", "1 when the channel's latest scheduled check (check: in the config) passed, 0 when it failed; absent before the first check.", []string{"channel"}, nil)
-	descReloadOK     = prometheus.NewDesc("ccload_config_last_reload_successful", "1 when the last config (re)load succeeded; 0 while an old config serves after a failed reload.", nil, nil)
-	descReloadTime   = prometheus.NewDesc("ccload_config_last_reload_success_timestamp_seconds", "When the serving config was loaded (unix seconds).", nil, nil)
-	descReloads      = prometheus.NewDesc("ccload_config_reloads_total", "Config reloads since start by result (success swapped a new config in; failure kept the old one).", []string{"result"}, nil)
-	descQueue        = prometheus.NewDesc("ccload_log_queue_depth", "Log rows accepted and not yet written.", nil, nil)
-	descWritten      = prometheus.NewDesc("ccload_log_rows_written_total", "Log rows written to the database.", nil, nil)
-	descDropped      = prometheus.NewDesc("ccload_log_rows_dropped_total", "Log rows lost, by reason: queue_full (dropped on a full queue), rejected (refused by the database), unwritten (still queued at shutdown).", []string{"reason"}, nil)
-	descWriteErrors  = prometheus.NewDesc("ccload_log_write_errors_total", "Failed log batch writes, retries included.", nil, nil)
-	descDegraded     = prometheus.NewDesc("ccload_storage_degraded", "1 while log writes are failing (the database is down or refusing them; rows wait in memory), 0 otherwise.", nil, nil)
-	descEvDropped    = prometheus.NewDesc("ccload_events_dropped_total", "Request events lost to slow /admin/events subscribers.", nil, nil)
-)
-
-func (g gauges) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descInFlight, descUnauthorized, descCooldowns, descPaused, descCheckOK, descReloadOK,
-		descReloadTime, descReloads, descQueue, descWritten, descDropped, descWriteErrors, descEvDropped, descDegraded} {
-		ch <- d
-	}
-}
-
-func (g gauges) Collect(ch chan<- prometheus.Metric) {
-	s := g.m.srv.Load()
+// collectGauges emits the values read from the Server at scrape time.
+func (m *Metrics) collectGauges(e *promtext.Emitter) {
+	s := m.srv.Load()
 	if s == nil {
 		return
 	}
-	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
-		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
+	gauge := func(d desc, v float64, labels ...string) {
+		e.Gauge(d.name, d.help, v, promtext.Pairs(d.labels, labels)...)
 	}
-	counter := func(d *prometheus.Desc, v float64, labels ...string) {
-		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, v, labels...)
+	counter := func(d desc, v float64, labels ...string) {
+		e.Counter(d.name, d.help, v, promtext.Pairs(d.labels, labels)...)
 	}
 	gauge(descInFlight, float64(s.eng.InFlight()))
 	if u, ok := s.eng.(unauthorizedCounter); ok {

@@ -3,9 +3,9 @@ package admin
 import "sync"
 
 // children remembers a metric vector's children by their label values.
-// WithLabelValues hashes and checks every value (valid UTF-8) on each
-// call, several times per request; a map lookup of values already seen is
-// cheaper (perf, issue 12). Label values are bounded (see Metrics), and
+// The vector's With joins the values into a key, an allocation, on each
+// call, several times per request; a map lookup by the values themselves
+// is cheaper (perf, issue 12). Label values are bounded (see Metrics), and
 // no series is ever deleted, so a remembered child stays the vector's.
 type children[T any] struct {
 	with func(...string) T

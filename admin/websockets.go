@@ -1,10 +1,9 @@
 package admin
 
 import (
-	"github.com/prometheus/client_golang/prometheus"
-
 	"ccload/adminapi"
 	"ccload/engine/responsesws"
+	"ccload/promtext"
 )
 
 // webSocketEngine is implemented by engines serving the Responses
@@ -12,24 +11,16 @@ import (
 type webSocketEngine interface{ WebSockets() *responsesws.Stats }
 
 var (
-	descWSSockets  = prometheus.NewDesc("ccload_websocket_sockets", "Responses WebSocket sockets open now.", nil, nil)
-	descWSSessions = prometheus.NewDesc("ccload_websocket_sessions", "Sessions (token and Session-Id, or one socket) whose transcripts ccload holds for previous_response_id.", nil, nil)
-	descWSBytes    = prometheus.NewDesc("ccload_websocket_transcript_bytes", "Bytes of transcript those sessions hold.", nil, nil)
-	descWSTurns    = prometheus.NewDesc("ccload_websocket_turns_total", "response.create frames served (warm-ups included).", nil, nil)
-	descWSRefused  = prometheus.NewDesc("ccload_websocket_refused_total", "Upgrades refused by server.websockets.max_sockets or max_sockets_per_token.", nil, nil)
+	descWSSockets  = desc{"ccload_websocket_sockets", "Responses WebSocket sockets open now.", nil}
+	descWSSessions = desc{"ccload_websocket_sessions", "Sessions (token and Session-Id, or one socket) whose transcripts ccload holds for previous_response_id.", nil}
+	descWSBytes    = desc{"ccload_websocket_transcript_bytes", "Bytes of transcript those sessions hold.", nil}
+	descWSTurns    = desc{"ccload_websocket_turns_total", "response.create frames served (warm-ups included).", nil}
+	descWSRefused  = desc{"ccload_websocket_refused_total", "Upgrades refused by server.websockets.max_sockets or max_sockets_per_token.", nil}
 )
 
-// wsGauges reads the transport's stats at scrape time.
-type wsGauges struct{ m *Metrics }
-
-func (g wsGauges) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descWSSockets, descWSSessions, descWSBytes, descWSTurns, descWSRefused} {
-		ch <- d
-	}
-}
-
-func (g wsGauges) Collect(ch chan<- prometheus.Metric) {
-	s := g.m.srv.Load()
+// collectWebSockets emits the transport's stats at scrape time.
+func (m *Metrics) collectWebSockets(e *promtext.Emitter) {
+	s := m.srv.Load()
 	if s == nil {
 		return
 	}
@@ -38,11 +29,11 @@ func (g wsGauges) Collect(ch chan<- prometheus.Metric) {
 		return
 	}
 	st := we.WebSockets()
-	ch <- prometheus.MustNewConstMetric(descWSSockets, prometheus.GaugeValue, float64(st.Sockets.Load()))
-	ch <- prometheus.MustNewConstMetric(descWSSessions, prometheus.GaugeValue, float64(st.Sessions.Load()))
-	ch <- prometheus.MustNewConstMetric(descWSBytes, prometheus.GaugeValue, float64(st.TranscriptBytes.Load()))
-	ch <- prometheus.MustNewConstMetric(descWSTurns, prometheus.CounterValue, float64(st.Turns.Load()))
-	ch <- prometheus.MustNewConstMetric(descWSRefused, prometheus.CounterValue, float64(st.Refused.Load()))
+	e.Gauge(descWSSockets.name, descWSSockets.help, float64(st.Sockets.Load()))
+	e.Gauge(descWSSessions.name, descWSSessions.help, float64(st.Sessions.Load()))
+	e.Gauge(descWSBytes.name, descWSBytes.help, float64(st.TranscriptBytes.Load()))
+	e.Counter(descWSTurns.name, descWSTurns.help, float64(st.Turns.Load()))
+	e.Counter(descWSRefused.name, descWSRefused.help, float64(st.Refused.Load()))
 }
 
 // webSocketStatus is the transport's part of /admin/status; nil when the
