@@ -1,0 +1,78 @@
+package gcfloor_test
+
+import (
+	"runtime"
+	"runtime/debug"
+	"testing"
+	"time"
+
+	"ccload/gcfloor"
+)
+
+const mib = 1 << 20
+
+func TestPercent(t *testing.T) {
+	for _, c := range []struct {
+		live, roots, floor uint64
+		base, want         int
+	}{
+		{0, 0, 16 * mib, 100, 100},              // no cycle yet: the runtime's minimum holds
+		{20 * mib, mib, 16 * mib, 100, 100},     // above the floor: GOGC as set
+		{4 * mib, mib, 16 * mib, 100, 240},      // 4 + 5*2.4 = 16
+		{mib, 0, 16 * mib, 100, 400},            // capped: 4 MB * 4 = 16, the floor
+		{10 * mib, 2 * mib, 16 * mib, 100, 100}, // 50 would be below GOGC
+		{4 * mib, mib, 16 * mib, 300, 300},      // never below the operator's GOGC
+	} {
+		if got := gcfloor.Percent(c.live, c.roots, c.floor, c.base); got != c.want {
+			t.Errorf("Percent(live %d MiB, roots %d MiB, floor %d MiB, base %d) = %d, want %d",
+				c.live/mib, c.roots/mib, c.floor/mib, c.base, got, c.want)
+		}
+	}
+}
+
+func gcPercent() int {
+	p := debug.SetGCPercent(100)
+	debug.SetGCPercent(p)
+	return p
+}
+
+// TestStartTunesAfterEachCycleAndStopRestores: with a small live heap and
+// a large floor, the percent rises after a collection; stop gives GOGC
+// back.
+func TestStartTunesAfterEachCycleAndStopRestores(t *testing.T) {
+	t.Setenv("GOGC", "")
+	base := gcPercent()
+	stop := gcfloor.Start(256 * mib)
+	deadline := time.Now().Add(5 * time.Second)
+	for gcPercent() <= base {
+		if time.Now().After(deadline) {
+			stop()
+			t.Fatalf("GOGC still %d after collections with a small heap and a 256 MiB floor", gcPercent())
+		}
+		runtime.GC() // the tuner runs on the finalizer goroutine after it
+		time.Sleep(10 * time.Millisecond)
+	}
+	stop()
+	if p := gcPercent(); p != base {
+		t.Fatalf("after stop GOGC is %d, want %d", p, base)
+	}
+	runtime.GC()
+	time.Sleep(50 * time.Millisecond)
+	if p := gcPercent(); p != base {
+		t.Fatalf("a collection after stop set GOGC to %d", p)
+	}
+}
+
+func TestStartLeavesAnOperatorsGOGC(t *testing.T) {
+	t.Setenv("GOGC", "100")
+	base := gcPercent()
+	stop := gcfloor.Start(256 * mib)
+	defer stop()
+	for range 3 {
+		runtime.GC()
+		time.Sleep(10 * time.Millisecond)
+	}
+	if p := gcPercent(); p != base {
+		t.Fatalf("GOGC=100 in the environment, yet the percent became %d", p)
+	}
+}
