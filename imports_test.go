@@ -20,6 +20,8 @@ var importRules = []struct {
 }{
 	{"ccload/protocol", []string{"*"}, "the wire formats are a leaf everything else builds on"},
 	{"ccload/clock", []string{"*"}, "the time source is a leaf"},
+	{"ccload/promtext", []string{"*"}, "the metrics format knows no metric of ours"},
+	{"ccload/gcfloor", []string{"*"}, "a runtime setting is a leaf"},
 	{"ccload/adminapi", []string{"*"}, "clients of the admin API must not link the gateway"},
 	{"ccload/config", []string{"ccload/engine"}, "the config describes the gateway, it does not run it"},
 	{"ccload/store", []string{"ccload/engine"}, "storage knows rows, not requests"},

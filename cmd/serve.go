@@ -77,14 +77,11 @@ shows in /health. SIGINT/SIGTERM stop accepting, let in-flight streams finish
 }
 
 // serveRun runs the gateway until ctx ends, then shuts down gracefully.
-// heapFloor is the smallest heap goal serve lets the collector aim at.
-const heapFloor = 16 << 20
-
 func serveRun(ctx context.Context, opts *ServeOptions) error {
 	// A heap goal of at least 16 MiB: with the default one, the load
 	// benchmark's non-stream requests took 22% more CPU each (package
 	// gcfloor). GOGC in the environment overrides it.
-	defer gcfloor.Start(heapFloor)()
+	defer gcfloor.Start(gcfloor.Serve)()
 	log := slog.New(slog.NewTextHandler(opts.IO.Err, nil))
 	src, err := config.Open(opts.Config)
 	if err != nil {

@@ -17,6 +17,7 @@ import (
 
 	"ccload/config"
 	"ccload/engine"
+	"ccload/gcfloor"
 	"ccload/store"
 )
 
@@ -97,6 +98,7 @@ func benchProxy(b *testing.B, stream bool, rt http.RoundTripper) {
 }
 
 func benchProxyBody(b *testing.B, stream bool, rt http.RoundTripper, body string) {
+	defer gcfloor.Start(gcfloor.Serve)() // as ccload serve runs
 	sse := benchSSE()
 	up := &fasthttp.Server{Handler: func(ctx *fasthttp.RequestCtx) {
 		if bytes.Contains(ctx.PostBody(), []byte(`"stream":true`)) {

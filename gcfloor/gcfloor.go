@@ -23,6 +23,9 @@ import (
 	"sync"
 )
 
+// Serve is the floor `ccload serve` keeps, and its benchmarks with it.
+const Serve = 16 << 20
+
 // runtimeMinimum is the runtime's smallest heap goal at GOGC=100. It
 // scales with GOGC, so the percent is capped where it would pass floor.
 const runtimeMinimum = 4 << 20
