@@ -32,7 +32,7 @@ const runtimeMinimum = 4 << 20
 
 // Start keeps the heap goal at floor bytes or more until stop is called,
 // which gives GOGC back its value at Start. It does nothing when GOGC is
-// set in the environment: the operator chose.
+// set in the environment (the operator chose) or collection is off.
 func Start(floor uint64) (stop func()) {
 	if os.Getenv("GOGC") != "" || floor == 0 {
 		return func() {}
@@ -42,6 +42,9 @@ func Start(floor uint64) (stop func()) {
 	}}
 	t.base = debug.SetGCPercent(100)
 	debug.SetGCPercent(t.base)
+	if t.base < 0 {
+		return func() {} // collection is off: nothing to tune
+	}
 	t.arm()
 	t.tune() // before the first cycle too
 	return func() {

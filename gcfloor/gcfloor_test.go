@@ -76,3 +76,18 @@ func TestStartLeavesAnOperatorsGOGC(t *testing.T) {
 		t.Fatalf("GOGC=100 in the environment, yet the percent became %d", p)
 	}
 }
+
+func TestStartLeavesCollectionOff(t *testing.T) {
+	t.Setenv("GOGC", "")
+	old := debug.SetGCPercent(-1)
+	defer debug.SetGCPercent(old)
+	stop := gcfloor.Start(256 * mib)
+	defer stop()
+	for range 3 {
+		runtime.GC()
+		time.Sleep(10 * time.Millisecond)
+	}
+	if p := gcPercent(); p != -1 {
+		t.Fatalf("collection was off, yet the percent became %d", p)
+	}
+}
