@@ -28,16 +28,14 @@ type Metrics struct {
 	cfg Config
 	srv atomic.Pointer[Server]
 
+	requests *promtext.CounterVec
+	attempts *promtext.CounterVec
 	failures *promtext.CounterVec
+	ttfb     *promtext.HistogramVec
+	duration *promtext.HistogramVec
 	overhead *promtext.Histogram
-
-	// The children Observe touches on every request.
-	requestsOf *children[*promtext.Counter]
-	attemptsOf *children[*promtext.Counter]
-	ttfbOf     *children[*promtext.Histogram]
-	durationOf *children[*promtext.Histogram]
-	tokensOf   *children[*promtext.Counter]
-	costOf     *children[*promtext.Counter]
+	tokens   *promtext.CounterVec
+	cost     *promtext.CounterVec
 }
 
 // NewMetrics returns the registry; cfg gives the models that may appear as
@@ -45,33 +43,27 @@ type Metrics struct {
 func NewMetrics(cfg Config) *Metrics {
 	m := &Metrics{cfg: cfg}
 	r := &m.reg
-	requests := r.CounterVec("ccload_requests_total",
+	m.requests = r.CounterVec("ccload_requests_total",
 		"Client requests by the channel that answered (or was tried last), model, status class and client protocol.",
 		"channel", "model", "status_class", "client_protocol")
-	attempts := r.CounterVec("ccload_upstream_attempts_total", "Upstream attempts by channel.", "channel")
+	m.attempts = r.CounterVec("ccload_upstream_attempts_total", "Upstream attempts by channel.", "channel")
 	m.failures = r.CounterVec("ccload_upstream_failures_total",
 		"Failed upstream attempts by channel, the scope that was cooled (none for client faults) and the failure kind.",
 		"channel", "scope", "kind")
-	ttfb := r.HistogramVec("ccload_ttfb_seconds",
+	m.ttfb = r.HistogramVec("ccload_ttfb_seconds",
 		"Time from the client request to the first byte of the answer, for requests that got one.",
 		[]float64{.05, .1, .25, .5, 1, 2, 4, 8, 15, 30, 60}, "channel")
-	duration := r.HistogramVec("ccload_request_duration_seconds",
+	m.duration = r.HistogramVec("ccload_request_duration_seconds",
 		"Time from the client request to its end, by channel and whether it streamed.",
 		[]float64{.1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600}, "channel", "stream")
 	m.overhead = r.HistogramVec("ccload_gateway_overhead_seconds",
 		"Time ccload itself spent on a request: its duration minus the time spent waiting on upstreams (answers 'is the proxy slow?').",
 		[]float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1}).With()
-	tokens := r.CounterVec("ccload_tokens_total",
+	m.tokens = r.CounterVec("ccload_tokens_total",
 		"Tokens by channel, model and type (input, output, cache_read, cache_write, reasoning).",
 		"channel", "model", "type")
-	cost := r.CounterVec("ccload_cost_usd_total", "Cost in USD by channel, model and client token.",
+	m.cost = r.CounterVec("ccload_cost_usd_total", "Cost in USD by channel, model and client token.",
 		"channel", "model", "token")
-	m.requestsOf = newChildren(requests.With)
-	m.attemptsOf = newChildren(attempts.With)
-	m.ttfbOf = newChildren(ttfb.With)
-	m.durationOf = newChildren(duration.With)
-	m.tokensOf = newChildren(tokens.With)
-	m.costOf = newChildren(cost.With)
 	r.Collect(m.collectGauges)
 	r.Collect(m.collectWebSockets)
 	r.Collect(promtext.GoRuntime)
@@ -101,11 +93,11 @@ func (s sink) Stats() store.WriterStats { return s.next.Stats() }
 // Observe counts one finished request. It never blocks.
 func (m *Metrics) Observe(r store.LogRow) {
 	model := m.modelLabel(r.Model)
-	m.requestsOf.get(labels{r.Channel, model, statusClass(r.Status), r.ClientProtocol}, 4).Inc()
+	m.requests.With(r.Channel, model, statusClass(r.Status), r.ClientProtocol).Inc()
 	if r.TTFBMs > 0 || (!r.IsError() && r.Attempts > 0) { // answered by an upstream
-		m.ttfbOf.get(labels{r.Channel}, 1).Observe(float64(r.TTFBMs) / 1000)
+		m.ttfb.With(r.Channel).Observe(float64(r.TTFBMs) / 1000)
 	}
-	m.durationOf.get(labels{r.Channel, strconv.FormatBool(r.Stream)}, 2).Observe(float64(r.DurationMs) / 1000)
+	m.duration.With(r.Channel, strconv.FormatBool(r.Stream)).Observe(float64(r.DurationMs) / 1000)
 	if r.Attempts > 0 {
 		m.overhead.Observe(float64(r.OverheadMs) / 1000)
 	}
@@ -117,12 +109,12 @@ func (m *Metrics) Observe(r store.LogRow) {
 		{"cache_write", r.CacheWriteTokens}, {"reasoning", r.ReasoningTokens},
 	} {
 		if t.n > 0 {
-			m.tokensOf.get(labels{r.Channel, model, t.typ}, 3).Add(float64(t.n))
+			m.tokens.With(r.Channel, model, t.typ).Add(float64(t.n))
 		}
 	}
 	// Touch the cost series even at 0, so that it exists before pricing
 	// gives it a value and rate() sees its start.
-	m.costOf.get(labels{r.Channel, model, r.Token}, 3).Add(max(r.Cost, 0))
+	m.cost.With(r.Channel, model, r.Token).Add(max(r.Cost, 0))
 	if r.AttemptsJSON == "" {
 		return
 	}
@@ -130,12 +122,12 @@ func (m *Metrics) Observe(r store.LogRow) {
 		// The common case, one attempt that did not fail: the row's
 		// channel and failure fields are that attempt's, so the attempts
 		// column need not be parsed.
-		m.attemptsOf.get(labels{r.Channel}, 1).Inc()
+		m.attempts.With(r.Channel).Inc()
 		return
 	}
 	gjson.Parse(r.AttemptsJSON).ForEach(func(_, a gjson.Result) bool {
 		ch := a.Get("channel").String()
-		m.attemptsOf.get(labels{ch}, 1).Inc()
+		m.attempts.With(ch).Inc()
 		if kind := a.Get("kind").String(); kind != "" {
 			scope := a.Get("scope").String()
 			if scope == "" {

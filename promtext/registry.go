@@ -11,7 +11,6 @@ import (
 	"math"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 )
@@ -75,24 +74,30 @@ type child[T any] struct {
 	m      *T
 }
 
-// with returns the child for values, making it on first use. It allocates
-// the key; callers on a hot path keep the children they use.
+// with returns the child for values, making it on first use. Finding a
+// child that exists allocates nothing (the key is built on the stack and
+// only copied when a child is added), so callers on a hot path need no
+// cache of their own.
 func (v *vec[T]) with(values []string) *T {
 	if len(values) != len(v.labels) {
 		panic("promtext: " + v.name + " takes " + strconv.Itoa(len(v.labels)) + " label values, got " + strconv.Itoa(len(values)))
 	}
-	key := strings.Join(values, "\xff")
+	var buf [256]byte
+	key := buf[:0]
+	for _, s := range values {
+		key = append(append(key, s...), 0xff) // 0xff is never in UTF-8 text
+	}
 	v.mu.RLock()
-	c := v.children[key]
+	c := v.children[string(key)]
 	v.mu.RUnlock()
 	if c != nil {
 		return c.m
 	}
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	if c = v.children[key]; c == nil {
+	if c = v.children[string(key)]; c == nil {
 		c = &child[T]{values: slices.Clone(values), m: v.make()}
-		v.children[key] = c
+		v.children[string(key)] = c
 	}
 	return c.m
 }

@@ -121,6 +121,25 @@ func TestConcurrentUpdates(t *testing.T) {
 	}
 }
 
+// TestWithFindsAChildWithoutAllocating: the lookup of an existing series
+// is on the request path (admin.Metrics.Observe).
+func TestWithFindsAChildWithoutAllocating(t *testing.T) {
+	var r promtext.Registry
+	c := r.CounterVec("t_total", "x", "channel", "model", "status")
+	h := r.HistogramVec("t_seconds", "x", []float64{1}, "channel")
+	c.With("main", "claude-x", "2xx").Inc()
+	h.With("main").Observe(0.5)
+	if n := testing.AllocsPerRun(100, func() {
+		c.With("main", "claude-x", "2xx").Inc()
+		h.With("main").Observe(0.5)
+	}); n != 0 {
+		t.Fatalf("With allocated %.1f times for series that exist", n)
+	}
+	if v := c.With("main", "claude-x", "2xx").Value(); v != 102 {
+		t.Fatalf("counter %v after 102 increments", v)
+	}
+}
+
 func TestWrongLabelCountPanics(t *testing.T) {
 	var r promtext.Registry
 	c := r.CounterVec("t_total", "x", "a", "b")
