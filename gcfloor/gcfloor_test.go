@@ -56,11 +56,19 @@ func TestStartTunesAfterEachCycleAndStopRestores(t *testing.T) {
 	if p := gcPercent(); p != base {
 		t.Fatalf("after stop GOGC is %d, want %d", p, base)
 	}
-	runtime.GC()
-	time.Sleep(50 * time.Millisecond)
-	if p := gcPercent(); p != base {
+	if p := percentAfterCollections(); p != base {
 		t.Fatalf("a collection after stop set GOGC to %d", p)
 	}
+}
+
+// percentAfterCollections runs a few collections, giving the finalizer
+// goroutine (where the tuner runs) time after each, and returns GOGC.
+func percentAfterCollections() int {
+	for range 3 {
+		runtime.GC()
+		time.Sleep(10 * time.Millisecond)
+	}
+	return gcPercent()
 }
 
 func TestStartLeavesAnOperatorsGOGC(t *testing.T) {
@@ -68,11 +76,7 @@ func TestStartLeavesAnOperatorsGOGC(t *testing.T) {
 	base := gcPercent()
 	stop := gcfloor.Start(256 * mib)
 	defer stop()
-	for range 3 {
-		runtime.GC()
-		time.Sleep(10 * time.Millisecond)
-	}
-	if p := gcPercent(); p != base {
+	if p := percentAfterCollections(); p != base {
 		t.Fatalf("GOGC=100 in the environment, yet the percent became %d", p)
 	}
 }
@@ -83,11 +87,7 @@ func TestStartLeavesCollectionOff(t *testing.T) {
 	defer debug.SetGCPercent(old)
 	stop := gcfloor.Start(256 * mib)
 	defer stop()
-	for range 3 {
-		runtime.GC()
-		time.Sleep(10 * time.Millisecond)
-	}
-	if p := gcPercent(); p != -1 {
+	if p := percentAfterCollections(); p != -1 {
 		t.Fatalf("collection was off, yet the percent became %d", p)
 	}
 }
