@@ -22,6 +22,8 @@ func TestPercent(t *testing.T) {
 		{mib, 0, 16 * mib, 100, 400},            // capped: 4 MB * 4 = 16, the floor
 		{10 * mib, 2 * mib, 16 * mib, 100, 100}, // 50 would be below GOGC
 		{4 * mib, mib, 16 * mib, 300, 300},      // never below the operator's GOGC
+		{20 * mib, 10 * mib, 16 * mib, 50, 50},  // above the floor: the policy's percent
+		{12 * mib, 0, 16 * mib, 50, 50},         // 33 would reach the floor; 50 passes it
 	} {
 		if got := gcfloor.Percent(c.live, c.roots, c.floor, c.base); got != c.want {
 			t.Errorf("Percent(live %d MiB, roots %d MiB, floor %d MiB, base %d) = %d, want %d",
@@ -42,7 +44,7 @@ func gcPercent() int {
 func TestStartTunesAfterEachCycleAndStopRestores(t *testing.T) {
 	t.Setenv("GOGC", "")
 	base := gcPercent()
-	stop := gcfloor.Start(256 * mib)
+	stop := gcfloor.Start(gcfloor.Policy{Floor: 256 * mib})
 	deadline := time.Now().Add(5 * time.Second)
 	for gcPercent() <= base {
 		if time.Now().After(deadline) {
@@ -61,6 +63,24 @@ func TestStartTunesAfterEachCycleAndStopRestores(t *testing.T) {
 	}
 }
 
+// TestStartSetsAboveOnceTheLiveHeapPassesTheFloor: a live heap larger
+// than the floor runs at the policy's percent, not GOGC's.
+func TestStartSetsAboveOnceTheLiveHeapPassesTheFloor(t *testing.T) {
+	t.Setenv("GOGC", "")
+	base := gcPercent()
+	live := make([]byte, 8*mib)
+	stop := gcfloor.Start(gcfloor.Policy{Floor: mib, Above: 37})
+	p := percentAfterCollections()
+	stop()
+	runtime.KeepAlive(live)
+	if p != 37 {
+		t.Fatalf("live heap 8 MiB over a 1 MiB floor: GOGC %d, want the policy's 37", p)
+	}
+	if p := gcPercent(); p != base {
+		t.Fatalf("after stop GOGC is %d, want %d", p, base)
+	}
+}
+
 // percentAfterCollections runs a few collections, giving the finalizer
 // goroutine (where the tuner runs) time after each, and returns GOGC.
 func percentAfterCollections() int {
@@ -74,7 +94,7 @@ func percentAfterCollections() int {
 func TestStartLeavesAnOperatorsGOGC(t *testing.T) {
 	t.Setenv("GOGC", "100")
 	base := gcPercent()
-	stop := gcfloor.Start(256 * mib)
+	stop := gcfloor.Start(gcfloor.Policy{Floor: 256 * mib})
 	defer stop()
 	if p := percentAfterCollections(); p != base {
 		t.Fatalf("GOGC=100 in the environment, yet the percent became %d", p)
@@ -85,7 +105,7 @@ func TestStartLeavesCollectionOff(t *testing.T) {
 	t.Setenv("GOGC", "")
 	old := debug.SetGCPercent(-1)
 	defer debug.SetGCPercent(old)
-	stop := gcfloor.Start(256 * mib)
+	stop := gcfloor.Start(gcfloor.Policy{Floor: 256 * mib})
 	defer stop()
 	if p := percentAfterCollections(); p != -1 {
 		t.Fatalf("collection was off, yet the percent became %d", p)
