@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"sync"
 	"time"
 
 	"github.com/tidwall/gjson"
@@ -137,7 +138,7 @@ func (e *Engine) relay(w io.Writer, r *request, c *upstreamCall, rd *protocol.Re
 			break
 		}
 		err = s.feed(ev)
-		if len(s.out) >= flushAt {
+		if s.pending() >= flushAt {
 			s.flush()
 		}
 		if e.bus.Active() {
@@ -159,8 +160,8 @@ type relayState struct {
 	dl writeDeadline
 	// out gathers what the events that arrived together become
 	// (converted, one event may be several); flush hands it to w as one
-	// chunk. A stream keeps at most keepOut of it between flushes.
-	out    []byte
+	// chunk and the buffer back to its pool.
+	out    *outBuf
 	werr   error
 	emitFn func([]byte) // emit, made once
 	native bool
@@ -190,23 +191,46 @@ func newRelayState(e *Engine, r *request, c *upstreamCall, w io.Writer, dl write
 
 func (s *relayState) emit(b []byte) {
 	if s.werr == nil {
-		s.out = append(s.out, redactEvent(s.r.rec.red, b)...)
-	}
-}
-
-func (s *relayState) flush() {
-	if s.werr == nil && len(s.out) > 0 {
-		s.dl.extend()
-		_, s.werr = s.w.Write(s.out)
-		s.out = s.out[:0]
-		if cap(s.out) > keepOut {
-			s.out = nil // a burst's buffer is not kept for the rest of the stream
+		if s.out == nil {
+			s.out = outBufs.Get().(*outBuf)
 		}
+		s.out.b = append(s.out.b, redactEvent(s.r.rec.red, b)...)
 	}
 }
 
-// keepOut is the most output buffer a stream keeps between flushes: most
-// flushes carry an event or two, and a stream lives for minutes.
+// pending is how many bytes emit gathered since the last flush.
+func (s *relayState) pending() int {
+	if s.out == nil {
+		return 0
+	}
+	return len(s.out.b)
+}
+
+// flush writes what was gathered as one chunk and gives the buffer back:
+// flush runs before every wait for the upstream, so a waiting stream holds
+// no output buffer (perf, issue 12: memory per stream).
+func (s *relayState) flush() {
+	if s.out == nil {
+		return
+	}
+	if s.werr == nil && len(s.out.b) > 0 {
+		s.dl.extend()
+		_, s.werr = s.w.Write(s.out.b)
+	}
+	if cap(s.out.b) <= keepOut {
+		s.out.b = s.out.b[:0]
+		outBufs.Put(s.out)
+	} // a burst's buffer is left to the collector
+	s.out = nil
+}
+
+// outBuf is a pooled output buffer.
+type outBuf struct{ b []byte }
+
+var outBufs = sync.Pool{New: func() any { return &outBuf{b: make([]byte, 0, 1<<10)} }}
+
+// keepOut is the largest output buffer that goes back to the pool: most
+// flushes carry an event or two.
 const keepOut = 2 << 10
 
 func (s *relayState) feed(ev *protocol.Event) error {

@@ -28,12 +28,12 @@ var doneData = []byte("[DONE]")
 // than once. It accepts \n, \r\n and \r line ends, comment lines and
 // unterminated final events.
 type Reader struct {
-	br   *bufio.Reader
-	max  int
-	raw  []byte
-	data []byte
-	long []byte // a line longer than br's buffer, gathered
-	ev   Event
+	lines lineReader
+	max   int
+	raw   []byte
+	data  []byte
+	long  []byte // a line longer than the read buffer, gathered
+	ev    Event
 }
 
 // DefaultMaxEvent bounds one event (a big tool-call argument or an image
@@ -41,9 +41,10 @@ type Reader struct {
 const DefaultMaxEvent = 16 << 20
 
 // readBuffer is the Reader's buffer: a few typical event lines (200-600
-// bytes). It is held for a stream's whole life, so with thousands of
-// streams open its size counts; a longer line is gathered in pieces, and
-// the upstream connection has its own buffer underneath.
+// bytes). A longer line is gathered in pieces, and the upstream connection
+// has its own buffer underneath. The buffer is pooled and held only while
+// it holds unread bytes (lineReader), so a stream waiting for its next
+// event holds none.
 const readBuffer = 1 << 10
 
 // NewReader reads events from r; max <= 0 means DefaultMaxEvent.
@@ -55,7 +56,7 @@ func NewReaderSize(r io.Reader, max, size int) *Reader {
 	if max <= 0 {
 		max = DefaultMaxEvent
 	}
-	return &Reader{br: bufio.NewReaderSize(r, size), max: max}
+	return &Reader{lines: newLineReader(r, size), max: max}
 }
 
 // Next returns the next event that carries any field, or io.EOF at the end
@@ -87,7 +88,7 @@ func (r *Reader) Next() (*Event, error) {
 
 // readLine returns one line including its terminator, bounded by max.
 func (r *Reader) readLine() ([]byte, error) {
-	line, err := r.br.ReadSlice('\n')
+	line, err := r.lines.readSlice()
 	if err != bufio.ErrBufferFull {
 		return line, err
 	}
@@ -98,7 +99,7 @@ func (r *Reader) readLine() ([]byte, error) {
 		if len(r.long)+len(r.raw) > r.max {
 			return nil, ErrEventTooLarge
 		}
-		line, err = r.br.ReadSlice('\n')
+		line, err = r.lines.readSlice()
 		r.long = append(r.long, line...)
 	}
 	return r.long, err
