@@ -230,7 +230,7 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 		opts.Ready(ln.Addr().String())
 	}
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
+	go func() { served <- srv.Serve(engine.Listener(ln)) }()
 
 	select {
 	case err := <-served:

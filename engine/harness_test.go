@@ -81,7 +81,7 @@ func startGatewayWith(t *testing.T, yaml string, opts engine.Options) *gateway {
 	if err != nil {
 		t.Fatal(err)
 	}
-	go srv.Serve(ln)
+	go srv.Serve(engine.Listener(ln)) // as ccload serve does
 	g := &gateway{URL: "http://" + ln.Addr().String(), Dir: dir, File: file, Src: src, Store: st, Logs: logs, Engine: eng, srv: srv}
 	t.Cleanup(func() {
 		srv.Shutdown()

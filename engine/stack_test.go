@@ -102,7 +102,7 @@ func requestsInSmallStacks(t *testing.T, up string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	go srv.Serve(ln)
+	go srv.Serve(engine.Listener(ln)) // as ccload serve does
 	defer srv.Shutdown()
 	conn, err := net.Dial("tcp", ln.Addr().String())
 	if err != nil {

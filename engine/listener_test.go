@@ -1,0 +1,106 @@
+package engine
+
+import (
+	"errors"
+	"io"
+	"net"
+	"os"
+	"testing"
+	"time"
+)
+
+// aheadPair is a connected pair: the accepted side through Listener.
+func aheadPair(t *testing.T) (client net.Conn, server *aheadConn) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	client, err = net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { client.Close() })
+	c, err := Listener(ln).Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	server, ok := c.(*aheadConn)
+	if !ok {
+		t.Fatalf("Accept gave %T, want *aheadConn", c)
+	}
+	return client, server
+}
+
+// TestAheadConnReadsAheadOnOneByteReads: the one-byte read takes in all
+// that arrived; the next reads are served from it, then from the socket.
+func TestAheadConnReadsAheadOnOneByteReads(t *testing.T) {
+	client, c := aheadPair(t)
+	if _, err := client.Write([]byte("GET / HTTP/1.1\r\n\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	var one [1]byte
+	if n, err := c.Read(one[:]); n != 1 || err != nil || one[0] != 'G' {
+		t.Fatalf("one-byte read = %d, %v, %q; want 1, nil, 'G'", n, err, one[0])
+	}
+	if c.ahead == nil || c.end-c.off != len("ET / HTTP/1.1\r\n\r\n") {
+		t.Fatalf("after the one-byte read, %d bytes read ahead; want the rest of the request", c.end-c.off)
+	}
+	buf := make([]byte, 4)
+	var got []byte
+	for c.ahead != nil {
+		n, err := c.Read(buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, buf[:n]...)
+	}
+	if string(got) != "ET / HTTP/1.1\r\n\r\n" {
+		t.Fatalf("read %q after the first byte", got)
+	}
+	// Nothing is held now; a later request is read from the socket.
+	if _, err := client.Write([]byte("next")); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := io.ReadFull(c, buf); n != 4 || err != nil || string(buf) != "next" {
+		t.Fatalf("read after the bytes read ahead: %q, %v", buf[:n], err)
+	}
+}
+
+func TestAheadConnOneByteReadWaitsAndEnds(t *testing.T) {
+	client, c := aheadPair(t)
+	go func() {
+		time.Sleep(50 * time.Millisecond) // the read below waits for it
+		client.Write([]byte("x"))
+		client.Close()
+	}()
+	var one [1]byte
+	if n, err := c.Read(one[:]); n != 1 || err != nil || one[0] != 'x' {
+		t.Fatalf("one-byte read = %d, %v, %q", n, err, one[0])
+	}
+	if c.ahead != nil {
+		t.Fatal("a single byte arrived, yet a buffer is held")
+	}
+	if n, err := c.Read(one[:]); n != 0 || err != io.EOF {
+		t.Fatalf("read after the peer closed = %d, %v; want io.EOF", n, err)
+	}
+}
+
+func TestAheadConnOneByteReadKeepsDeadlines(t *testing.T) {
+	_, c := aheadPair(t)
+	if err := c.SetReadDeadline(time.Now().Add(30 * time.Millisecond)); err != nil {
+		t.Fatal(err)
+	}
+	var one [1]byte
+	_, err := c.Read(one[:])
+	var ne net.Error
+	if !errors.Is(err, os.ErrDeadlineExceeded) || !errors.As(err, &ne) || !ne.Timeout() {
+		t.Fatalf("one-byte read past the deadline: %v; want a timeout", err)
+	}
+	c.Close()
+	if _, err := c.Read(one[:]); !errors.Is(err, net.ErrClosed) {
+		t.Fatalf("one-byte read on a closed connection: %v; want net.ErrClosed", err)
+	}
+}
