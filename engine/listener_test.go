@@ -104,3 +104,49 @@ func TestAheadConnOneByteReadKeepsDeadlines(t *testing.T) {
 		t.Fatalf("one-byte read on a closed connection: %v; want net.ErrClosed", err)
 	}
 }
+
+// BenchmarkOneByteRead is fasthttp's read of a keep-alive request: one
+// byte, then the rest, here a 400-byte request already arrived.
+func BenchmarkOneByteRead(b *testing.B) {
+	req := make([]byte, 400)
+	for _, ahead := range []bool{false, true} {
+		name := map[bool]string{false: "plain", true: "ahead"}[ahead]
+		b.Run(name, func(b *testing.B) {
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer ln.Close()
+			if ahead {
+				ln = Listener(ln)
+			}
+			client, err := net.Dial("tcp", ln.Addr().String())
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer client.Close()
+			server, err := ln.Accept()
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer server.Close()
+			var one [1]byte
+			buf := make([]byte, 4095)
+			for b.Loop() {
+				if _, err := client.Write(req); err != nil {
+					b.Fatal(err)
+				}
+				if _, err := server.Read(one[:]); err != nil {
+					b.Fatal(err)
+				}
+				for got := 1; got < len(req); {
+					n, err := server.Read(buf)
+					if err != nil {
+						b.Fatal(err)
+					}
+					got += n
+				}
+			}
+		})
+	}
+}
