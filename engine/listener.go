@@ -36,7 +36,9 @@ func (l aheadListener) Accept() (net.Conn, error) {
 	if err != nil {
 		return c, nil
 	}
-	return &aheadConn{Conn: tc, raw: raw}, nil
+	ac := &aheadConn{Conn: tc, raw: raw}
+	ac.readFn = ac.readSocket // bound once: a closure per read cost four allocations
+	return ac, nil
 }
 
 // aheadConn is a TCP connection whose one-byte reads read ahead. It embeds
@@ -48,6 +50,13 @@ type aheadConn struct {
 	ahead *[]byte // bytes read ahead are (*ahead)[off:end]; nil when none
 	off   int
 	end   int
+
+	// readFn (readSocket) is RawConn.Read's callback; it leaves what it
+	// read in buf, n and err.
+	readFn func(fd uintptr) bool
+	buf    *[]byte
+	n      int
+	err    error
 }
 
 // aheadSize is what one read takes in: fasthttp's read buffer, so a
@@ -78,28 +87,12 @@ func (c *aheadConn) Read(p []byte) (int, error) {
 // readAhead waits until the socket is readable, holding no buffer, then
 // reads what is there into a pooled one and returns its first byte.
 func (c *aheadConn) readAhead(p []byte) (int, error) {
-	var (
-		buf  *[]byte
-		n    int
-		rerr error
-	)
-	err := c.raw.Read(func(fd uintptr) bool {
-		buf = aheadBufs.Get().(*[]byte)
-		for {
-			n, rerr = syscall.Read(int(fd), *buf)
-			if rerr != syscall.EINTR {
-				break
-			}
-		}
-		if rerr == syscall.EAGAIN {
-			aheadBufs.Put(buf)
-			return false // wait for the socket, as net.Conn's Read does
-		}
-		return true
-	})
+	if err := c.raw.Read(c.readFn); err != nil {
+		return 0, err // a deadline, or the connection closed (a *net.OpError)
+	}
+	buf, n, rerr := c.buf, c.n, c.err
+	c.buf, c.err = nil, nil
 	switch {
-	case err != nil: // a deadline, or the connection closed (a *net.OpError)
-		return 0, err
 	case rerr != nil:
 		aheadBufs.Put(buf)
 		return 0, c.opError(os.NewSyscallError("read", rerr))
@@ -114,6 +107,25 @@ func (c *aheadConn) readAhead(p []byte) (int, error) {
 		c.ahead, c.off, c.end = buf, 1, n
 	}
 	return 1, nil
+}
+
+// readSocket reads the socket once into a pooled buffer; on EAGAIN it
+// gives the buffer back and reports false, and RawConn.Read waits for the
+// socket as net.Conn's Read does.
+func (c *aheadConn) readSocket(fd uintptr) bool {
+	c.buf = aheadBufs.Get().(*[]byte)
+	for {
+		c.n, c.err = syscall.Read(int(fd), *c.buf)
+		if c.err != syscall.EINTR {
+			break
+		}
+	}
+	if c.err == syscall.EAGAIN {
+		aheadBufs.Put(c.buf)
+		c.buf = nil
+		return false
+	}
+	return true
 }
 
 func (c *aheadConn) opError(err error) error {
