@@ -125,16 +125,16 @@ func (t *tuner) tune() bool {
 }
 
 // Percent is the GOGC that makes the next heap goal reach floor, and
-// never less than base, which it is once live reaches floor. The runtime sets the goal to live + (live + roots)
-// * GOGC/100, where roots are the stacks and globals it scans, and never
-// below 4 MB * GOGC/100: the percent stays under the one that would lift
-// that minimum past floor (before the first cycle, with nothing live, it
-// is all that would count).
-func Percent(live, roots, floor uint64, base int) int {
+// never less than above, which is what it is once live reaches floor. The
+// runtime sets the goal to live + (live + roots) * GOGC/100, where roots
+// are the stacks and globals it scans, and never below 4 MB * GOGC/100:
+// the percent stays under the one that would lift that minimum past floor
+// (before the first cycle, with nothing live, it is all that would count).
+func Percent(live, roots, floor uint64, above int) int {
 	if live == 0 || live >= floor {
-		return base
+		return above
 	}
 	p := int((floor - live) * 100 / (live + roots))
 	ceiling := int(floor * 100 / runtimeMinimum)
-	return min(max(p, base), max(base, ceiling))
+	return min(max(p, above), max(above, ceiling))
 }

@@ -14,20 +14,20 @@ const mib = 1 << 20
 func TestPercent(t *testing.T) {
 	for _, c := range []struct {
 		live, roots, floor uint64
-		base, want         int
+		above, want        int
 	}{
 		{0, 0, 16 * mib, 100, 100},              // no cycle yet: the runtime's minimum holds
 		{20 * mib, mib, 16 * mib, 100, 100},     // above the floor: GOGC as set
 		{4 * mib, mib, 16 * mib, 100, 240},      // 4 + 5*2.4 = 16
 		{mib, 0, 16 * mib, 100, 400},            // capped: 4 MB * 4 = 16, the floor
 		{10 * mib, 2 * mib, 16 * mib, 100, 100}, // 50 would be below GOGC
-		{4 * mib, mib, 16 * mib, 300, 300},      // never below the operator's GOGC
+		{4 * mib, mib, 16 * mib, 300, 300},      // never below the given percent
 		{20 * mib, 10 * mib, 16 * mib, 50, 50},  // above the floor: the policy's percent
 		{12 * mib, 0, 16 * mib, 50, 50},         // 33 would reach the floor; 50 passes it
 	} {
-		if got := gcfloor.Percent(c.live, c.roots, c.floor, c.base); got != c.want {
-			t.Errorf("Percent(live %d MiB, roots %d MiB, floor %d MiB, base %d) = %d, want %d",
-				c.live/mib, c.roots/mib, c.floor/mib, c.base, got, c.want)
+		if got := gcfloor.Percent(c.live, c.roots, c.floor, c.above); got != c.want {
+			t.Errorf("Percent(live %d MiB, roots %d MiB, floor %d MiB, above %d) = %d, want %d",
+				c.live/mib, c.roots/mib, c.floor/mib, c.above, got, c.want)
 		}
 	}
 }
