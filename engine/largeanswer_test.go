@@ -49,15 +49,7 @@ func TestLargeAnswersArriveWhole(t *testing.T) {
 		{"stream", `{"model":"m1","max_tokens":5,"stream":true,"messages":[{"role":"user","content":"hi"}]}`, strings.Join(stream, "")},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			resp, err := openStream(g.URL+"/v1/messages", tc.body)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer resp.Body.Close()
-			got, err := io.ReadAll(resp.Body)
-			if err != nil {
-				t.Fatal(err)
-			}
+			resp, got := rawPost(t, g.URL+"/v1/messages", tc.body)
 			if resp.StatusCode != http.StatusOK || string(got) != tc.want {
 				t.Fatalf("status %d, %d bytes; want 200 and the upstream's %d bytes as sent\ngot:  %.200s\nwant: %.200s", resp.StatusCode, len(got), len(tc.want), got, tc.want)
 			}

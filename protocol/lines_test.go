@@ -23,7 +23,7 @@ func TestLineReaderReadsAsBufio(t *testing.T) {
 		"data + EOF": func(b []byte) io.Reader { return iotest.DataErrReader(bytes.NewReader(b)) },
 		"error":      func(b []byte) io.Reader { return io.MultiReader(bytes.NewReader(b), iotest.ErrReader(boom)) },
 	}
-	for round := range 200 {
+	for round := range 50 {
 		var in []byte
 		for range rng.IntN(40) {
 			in = append(in, bytes.Repeat([]byte{'a' + byte(rng.IntN(26))}, rng.IntN(3000))...)
