@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestMigrationsComplete checks that every migration version exists for
@@ -140,5 +141,40 @@ func TestSQLitePragmas(t *testing.T) {
 		if err := db.QueryRowContext(ctx, q).Scan(&got); err != nil || got != want {
 			t.Errorf("%s = %d (%v), want %d", q, got, err, want)
 		}
+	}
+}
+
+// TestSQLiteBatchInsertKeepsRowsBeforeAFailure: the SQLite log batch INSERT
+// runs without a statement journal (dialect.insertLogs): when its second
+// row fails, the first stays in the transaction. A plain INSERT would undo
+// it, which is what needs the journal.
+func TestSQLiteBatchInsertKeepsRowsBeforeAFailure(t *testing.T) {
+	ctx := t.Context()
+	s, err := Open(ctx, "sqlite", t.TempDir()+"/f.db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ss := s.(*sqlStore)
+	good := LogRow{Time: time.UnixMilli(1_000), RequestID: "kept", Token: "t", Channel: "c", Model: "m"}
+	args := appendLogArgs(nil, &good)
+	bad := appendLogArgs(nil, &good)
+	bad[0] = nil // ts is NOT NULL
+	args = append(args, bad...)
+
+	tx, err := ss.db.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, ss.insertLogsSQL(2), args...); err == nil {
+		t.Fatal("a row with a NULL ts was inserted")
+	}
+	var n int
+	if err := tx.QueryRowContext(ctx, "SELECT COUNT(*) FROM request_logs WHERE request_id = 'kept'").Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n != 1 {
+		t.Errorf("%d rows before the failing one are left in the transaction, want 1: the statement was rolled back, so it kept a statement journal", n)
 	}
 }

@@ -113,7 +113,8 @@ func (s *sqlStore) insertLogsSQL(n int) string {
 	row := "(" + strings.Repeat("?, ", len(logColumns)-1) + "?)"
 	var b strings.Builder
 	b.Grow(64 + 16*len(logColumns) + n*(len(row)+2))
-	b.WriteString("INSERT INTO request_logs (")
+	b.WriteString(s.d.insertLogs)
+	b.WriteString(" (")
 	b.WriteString(strings.Join(logColumns, ", "))
 	b.WriteString(") VALUES ")
 	for i := range n {
