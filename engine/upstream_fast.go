@@ -117,23 +117,20 @@ func (f *fastUpstream) do(rq *upstreamRequest) (*upstreamResponse, error) {
 	b := &fastBody{ctx: rq.ctx, size: resp.Header.ContentLength()}
 	if s, ok := resp.BodyStream().(fasthttp.ReadCloserWithError); ok {
 		b.stream, b.rd = s, s
-		b.stop = context.AfterFunc(rq.ctx, b.interrupt)
-		b.conn = f.connOf(resp)
-		if b.conn != nil && !rq.headerBy.IsZero() {
-			// The body is bounded by the attempt's timers, not the
-			// header deadline. A body that came whole needs nothing:
-			// its connection is back in the pool already (perhaps
-			// serving another request, whose deadline this must not
-			// clear), and fasthttp resets a deadline it set on the next
-			// use.
-			_ = b.conn.SetReadDeadline(time.Time{}) // a closed conn fails the next Read anyway
+		if b.conn = f.connOf(resp); b.conn != nil {
+			// Armed at the body's first read of the socket (arm), which
+			// a small answer, already in fasthttp's buffer with its
+			// headers, never makes.
+			b.liftDeadline = !rq.headerBy.IsZero()
+			b.conn.body = b
+		} else {
+			b.stop = context.AfterFunc(rq.ctx, b.interrupt)
 		}
 	} else {
 		// The body came whole: nothing to interrupt, and readWhole takes
 		// it as it is (Whole) instead of copying it.
 		b.whole = resp.Body()
 		b.rd = bytes.NewReader(b.whole)
-		b.stop = func() bool { return true }
 	}
 	return &upstreamResponse{StatusCode: resp.StatusCode(), Header: fastHeader{&resp.Header}, Body: b, ctx: rq.ctx}, nil
 }
@@ -244,16 +241,17 @@ type trackedConn struct {
 	net.Conn
 	once   sync.Once
 	forget func()
-	// beforeRead, while a stream's relay reads the connection, runs
-	// before each read of the socket (fastBody.beforeWait). Only the
-	// goroutine reading the body sets, clears and calls it; the pool's
-	// lock orders that before the connection's next user.
-	beforeRead func()
+	// body is the streamed answer being read from the connection, from
+	// its headers to its Close: its reads of the socket go through
+	// fastBody.beforeSocketRead. Only the goroutine reading the body
+	// sets, clears and uses it; the pool's lock orders that before the
+	// connection's next user.
+	body *fastBody
 }
 
 func (c *trackedConn) Read(p []byte) (int, error) {
-	if c.beforeRead != nil {
-		c.beforeRead()
+	if b := c.body; b != nil {
+		b.beforeSocketRead()
 	}
 	return c.Conn.Read(p)
 }
@@ -277,26 +275,64 @@ type fastBody struct {
 	whole  []byte                       // the body when it came whole
 	size   int                          // Content-Length; -1 chunked, -2 until close
 	ctx    context.Context
-	stop   func() bool
 	conn   *trackedConn // a streamed body's connection, when tracked
+	// beforeRead, while a stream's relay reads the body, runs before each
+	// read of the socket (beforeWait).
+	beforeRead func()
+	// armed: the attempt's end interrupts a read (stop is set) and, with
+	// liftDeadline, the header deadline no longer bounds the body.
+	armed, liftDeadline bool
 
 	mu     sync.Mutex
+	stop   func() bool // unregisters interrupt; nil until armed
 	closed bool
 }
 
-// beforeWait makes f run before each read of the body that has to go to
+// beforeSocketRead runs before each read of the body that has to go to
 // the socket, that is whenever what fasthttp has buffered is used up and
-// the read may wait for the upstream; nil stops it. It reports whether it
-// can (a streamed body on a tracked connection). Below fasthttp's buffer
-// the relay's flush happens once per socket read: events that arrived
-// together go out in one write, where a flush before every read of the
-// body, which returns one HTTP chunk (one event) at a time, made a write
-// per event (perf, issue 12).
+// the read may wait for the upstream.
+func (b *fastBody) beforeSocketRead() {
+	if !b.armed {
+		b.arm()
+	}
+	if b.beforeRead != nil {
+		b.beforeRead()
+	}
+}
+
+// arm readies a body on a tracked connection for a read that may wait:
+// the attempt's end (a timer, the client leaving) interrupts it, and the
+// attempt's timers bound it instead of the header deadline fasthttp left
+// on the connection. Done at the first read that goes to the socket, not
+// when the headers arrive: a small answer comes in one segment with its
+// headers and is read from fasthttp's buffer, and then the context hook
+// (five allocations) and the deadline (a timer update) would be spent for
+// nothing (perf, issue 12). Such a connection goes back to the pool with
+// the header deadline still set; fasthttp sets its own at the next use.
+func (b *fastBody) arm() {
+	b.armed = true
+	b.mu.Lock()
+	if !b.closed {
+		b.stop = context.AfterFunc(b.ctx, b.interrupt)
+	}
+	b.mu.Unlock()
+	if b.liftDeadline {
+		_ = b.conn.SetReadDeadline(time.Time{}) // a closed conn fails the Read anyway
+	}
+}
+
+// beforeWait makes f run before each read of the body that has to go to
+// the socket; nil stops it. It reports whether it can (a streamed body on
+// a tracked connection). Below fasthttp's buffer the relay's flush
+// happens once per socket read: events that arrived together go out in
+// one write, where a flush before every read of the body, which returns
+// one HTTP chunk (one event) at a time, made a write per event (perf,
+// issue 12).
 func (b *fastBody) beforeWait(f func()) bool {
 	if b.conn == nil {
 		return false
 	}
-	b.conn.beforeRead = f
+	b.beforeRead = f
 	return true
 }
 
@@ -334,12 +370,14 @@ func (b *fastBody) interrupt() {
 // its headers after closing the body (to classify an error, to copy them
 // to the client), and a pooled response would by then be another's.
 func (b *fastBody) Close() error {
-	b.stop()
 	if b.conn != nil {
-		b.conn.beforeRead = nil // before the connection goes back to the pool
+		b.conn.body = nil // before the connection goes back to the pool
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if b.stop != nil {
+		b.stop()
+	}
 	if b.closed {
 		return nil
 	}
