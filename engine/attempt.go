@@ -245,6 +245,7 @@ func (e *Engine) attemptAs(ctx *fasthttp.RequestCtx, r *request, rt config.Route
 	c := e.newCall(r, rt, ki, ui, up, body, at)
 	var s sent
 	if r.socket && ch.WebSockets && up == protocol.Responses && ch.Proxy == "" {
+		c.timers.arm()
 		slot := ch.Name + "\x00" + e.reg.keyID(ch.Keys[ki]) + "\x00" + c.rq.url
 		s = e.sendSocket(&c.rq, r.ups, slot, func(n string) { at.note([]string{n}) })
 	} else {
@@ -303,16 +304,16 @@ func (e *Engine) newCall(r *request, rt config.Route, ki, ui int, up protocol.Fa
 	u := &ch.URLs[ui]
 	reqCtx, cancel := context.WithCancelCause(context.Background())
 	tm := r.snap.Routing.Timeouts
-	firstByte, firstByteCause := r.firstByteWait(e.clock.Now())
-	stopFirstByte := e.afterFunc(firstByte, func() { cancel(firstByteCause) })
+	now := e.clock.Now()
+	firstByte, firstByteCause := r.firstByteWait(now)
 	total := tm.NonStream.D()
 	if r.stream {
 		total = tm.Stream.D()
 	}
-	stopWhole := e.afterFunc(total, func() { cancel(errTotalTimeout) })
 	c := &upstreamCall{
 		route: rt, keyIndex: ki, urlIndex: ui, family: up, at: at,
-		cancel: cancel, stopTimers: func() { stopFirstByte(); stopWhole() }, stopFirstByte: stopFirstByte, started: at.start,
+		cancel: cancel, started: at.start,
+		timers: attemptTimers{e: e, cancel: cancel, start: now, firstByte: firstByte, total: total, firstByteCause: firstByteCause},
 		rq: upstreamRequest{
 			ctx: reqCtx, proxy: ch.Proxy, body: body,
 			url:      r.upstreamURL(up, *u, rt.Upstream),
@@ -321,6 +322,7 @@ func (e *Engine) newCall(r *request, rt config.Route, ki, ui int, up protocol.Fa
 			watch:    e.injectedTimers(),
 		},
 	}
+	c.rq.timers = &c.timers
 	if r.debugOn(ch) {
 		x := r.captureRequest(r.attempts, &c.rq)
 		c.rq.onResponse = func(resp *upstreamResponse) { x.captureResponse(resp, r.debugMax()) }
@@ -333,7 +335,7 @@ func (e *Engine) newCall(r *request, rt config.Route, ki, ui int, up protocol.Fa
 //
 //go:noinline
 func (e *Engine) unanswered(ctx *fasthttp.RequestCtx, r *request, c *upstreamCall, s *sent) attemptResult {
-	c.stopTimers()
+	c.timers.stop()
 	c.cancel(nil)
 	miss := r.probeMissed(c.family, s, c.rq.url, c.route.Upstream)
 	c.at.end(e.clock.Now(), s.status, s.outcome)
@@ -347,17 +349,15 @@ func (e *Engine) unanswered(ctx *fasthttp.RequestCtx, r *request, c *upstreamCal
 // upstreamCall is one upstream response being turned into the client's
 // answer.
 type upstreamCall struct {
-	route      config.Route
-	keyIndex   int
-	urlIndex   int
-	family     protocol.Family
-	at         *attemptLog
-	resp       *upstreamResponse
-	cancel     context.CancelCauseFunc
-	stopTimers func()
-	// stopFirstByte stops the first-byte timer once content arrived.
-	stopFirstByte func()
-	started       time.Time
+	route    config.Route
+	keyIndex int
+	urlIndex int
+	family   protocol.Family
+	at       *attemptLog
+	resp     *upstreamResponse
+	cancel   context.CancelCauseFunc
+	timers   attemptTimers
+	started  time.Time
 	// rq is the request sent up, cleared once an answer arrived.
 	rq upstreamRequest
 }

@@ -121,3 +121,81 @@ func TestStalledStreamEndsAtTheStreamTimeout(t *testing.T) {
 		t.Fatal("the upstream connection stayed open after the stream timeout")
 	}
 }
+
+// TestNonStreamBodyStallEndsAtFirstByte: a non-stream answer's headers
+// arrive in time and its body stops halfway. Reading it has to wait for
+// the socket, which starts the attempt's timers; first_byte, which for a
+// non-stream answer runs until the whole body is in, ends the wait.
+func TestNonStreamBodyStallEndsAtFirstByte(t *testing.T) {
+	release := make(chan struct{})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				var req fasthttp.Request
+				if err := req.Read(bufio.NewReader(c)); err != nil {
+					return
+				}
+				io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 200\r\n\r\n{\"id\":\"msg_1\",")
+				<-release
+			}()
+		}
+	}()
+	url := startWithOptions(t, strings.ReplaceAll(clientsConfig, "{{URL}}", "http://"+ln.Addr().String()), engine.Options{})
+	t.Cleanup(func() { close(release) }) // before the gateway's cleanup
+	req, _ := http.NewRequest("POST", url+"/v1/messages", strings.NewReader(`{"model":"m1","max_tokens":8,"messages":[{"role":"user","content":"hi"}]}`))
+	req.Header.Set("x-api-key", testToken)
+	resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
+	if err != nil {
+		t.Fatalf("no answer while the upstream body stalls: %v", err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 504 || !strings.Contains(string(b), "first_byte") {
+		t.Fatalf("status %d %s, want 504 naming first_byte", resp.StatusCode, b)
+	}
+}
+
+// TestHeaderTimeoutNamesFirstByte: an upstream that never answers is cut
+// at first_byte by the fasthttp client's header deadline, with no timer
+// running; the failure still names the timeout it stood for.
+func TestHeaderTimeoutNamesFirstByte(t *testing.T) {
+	up := stallingUpstreamSilent(t)
+	url := startWithOptions(t, strings.ReplaceAll(clientsConfig, "{{URL}}", up), engine.Options{})
+	resp, body := post(t, url+"/v1/messages", `{"model":"m1","max_tokens":8,"messages":[{"role":"user","content":"hi"}]}`, map[string]string{"x-api-key": testToken})
+	if resp.StatusCode != 504 || !strings.Contains(body, "first_byte") {
+		t.Fatalf("status %d %s, want 504 naming first_byte", resp.StatusCode, body)
+	}
+}
+
+// stallingUpstreamSilent reads each request and never answers.
+func stallingUpstreamSilent(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				io.Copy(io.Discard, c)
+			}()
+		}
+	}()
+	return "http://" + ln.Addr().String()
+}

@@ -157,7 +157,7 @@ func (e *Engine) finishPass(ctx *fasthttp.RequestCtx, r *request, c *upstreamCal
 // committed with the status line: the body is the client's from the first
 // byte, so a break later ends the response short (logged incomplete).
 func (e *Engine) streamThrough(ctx *fasthttp.RequestCtx, r *request, c *upstreamCall) attemptResult {
-	c.stopFirstByte()
+	c.timers.gotContent()
 	now := e.clock.Now()
 	c.at.end(now, c.resp.StatusCode, failure.Outcome{})
 	e.succeeded(r, c, now)
@@ -168,7 +168,7 @@ func (e *Engine) streamThrough(ctx *fasthttp.RequestCtx, r *request, c *upstream
 		defer e.finish(r)
 		defer e.recoverStream(w, r)
 		defer c.cancel(nil)
-		defer c.stopTimers()
+		defer c.timers.stop()
 		defer c.resp.Body.Close()
 		buf := make([]byte, 32<<10)
 		for {

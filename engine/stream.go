@@ -51,7 +51,7 @@ func (e *Engine) peek(r *request, c *upstreamCall, rd *protocol.Reader) ([]byte,
 		}
 		if o, bad := streamError(c.family, ev); bad {
 			c.resp.Body.Close()
-			c.stopTimers()
+			c.timers.stop()
 			c.cancel(nil)
 			c.at.end(e.clock.Now(), c.resp.StatusCode, o)
 			return nil, &attemptResult{outcome: o, status: 502, body: append([]byte(nil), ev.Data...), family: c.family}
@@ -68,7 +68,7 @@ func (e *Engine) peek(r *request, c *upstreamCall, rd *protocol.Reader) ([]byte,
 //go:noinline
 func (e *Engine) peekFailed(c *upstreamCall, err error) *attemptResult {
 	c.resp.Body.Close()
-	c.stopTimers()
+	c.timers.stop()
 	cause := context.Cause(c.resp.ctx)
 	c.cancel(nil)
 	o := failure.Classify(failure.Input{Err: streamErr(err), Timeout: timerCause(cause), Now: e.clock.Now()})
@@ -84,7 +84,7 @@ func (e *Engine) peekFailed(c *upstreamCall, err error) *attemptResult {
 //
 //go:noinline
 func (e *Engine) commit(ctx *fasthttp.RequestCtx, r *request, c *upstreamCall, rd *protocol.Reader, src *flushingSource, held []byte) {
-	c.stopFirstByte()
+	c.timers.gotContent()
 	now := e.clock.Now()
 	c.at.end(now, c.resp.StatusCode, failure.Outcome{})
 	e.succeeded(r, c, now)
@@ -114,7 +114,7 @@ func (e *Engine) relay(w io.Writer, r *request, c *upstreamCall, rd *protocol.Re
 	defer e.finish(r)
 	defer e.recoverStream(w, r)
 	defer c.cancel(nil)
-	defer c.stopTimers()
+	defer c.timers.stop()
 	defer c.resp.Body.Close()
 
 	s := newRelayState(e, r, c, w, dl)

@@ -55,6 +55,9 @@ type upstreamRequest struct {
 	// onResponse, when set, sees the response before anything reads its
 	// body (debug capture wraps the body).
 	onResponse func(*upstreamResponse)
+	// timers are the attempt's, armed by the client once it waits in a
+	// way ctx can interrupt; nil for a probe, whose ctx has a deadline.
+	timers *attemptTimers
 }
 
 // headerSetter is what setUpstreamHeaders needs of a request's headers:
@@ -90,6 +93,7 @@ func (u *upstreams) do(rq *upstreamRequest) (*upstreamResponse, error) {
 	if u.inject == nil && rq.proxy == "" && strings.HasPrefix(rq.url, "http://") {
 		return u.fast.do(rq)
 	}
+	rq.timers.arm() // net/http watches ctx from here on
 	client, err := u.client(rq.proxy)
 	if err != nil {
 		return nil, errBadProxy

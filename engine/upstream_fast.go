@@ -101,6 +101,7 @@ func (f *fastUpstream) do(rq *upstreamRequest) (*upstreamResponse, error) {
 	var err error
 	switch {
 	case rq.watch:
+		rq.timers.arm() // doWatched watches ctx
 		err = f.doWatched(rq, req, resp)
 	case rq.headerBy.IsZero():
 		err = f.client.Do(req, resp)
@@ -109,6 +110,10 @@ func (f *fastUpstream) do(rq *upstreamRequest) (*upstreamResponse, error) {
 	}
 	if err != nil {
 		fasthttp.ReleaseResponse(resp)
+		if rq.timers != nil && !rq.headerBy.IsZero() && !time.Now().Before(rq.headerBy) {
+			// The header deadline stood for the attempt's first timer.
+			rq.timers.cancel(rq.timers.headerCause())
+		}
 		if cause := context.Cause(rq.ctx); cause != nil {
 			return nil, cause
 		}
@@ -117,6 +122,7 @@ func (f *fastUpstream) do(rq *upstreamRequest) (*upstreamResponse, error) {
 	b := &fastBody{ctx: rq.ctx, size: resp.Header.ContentLength()}
 	if s, ok := resp.BodyStream().(fasthttp.ReadCloserWithError); ok {
 		b.stream, b.rd = s, s
+		b.timers = rq.timers
 		if b.conn = f.connOf(resp); b.conn != nil {
 			// Armed at the body's first read of the socket (arm), which
 			// a small answer, already in fasthttp's buffer with its
@@ -125,6 +131,7 @@ func (f *fastUpstream) do(rq *upstreamRequest) (*upstreamResponse, error) {
 			b.conn.body = b
 		} else {
 			b.stop = context.AfterFunc(rq.ctx, b.interrupt)
+			rq.timers.arm()
 		}
 	} else {
 		// The body came whole: nothing to interrupt, and readWhole takes
@@ -275,7 +282,8 @@ type fastBody struct {
 	whole  []byte                       // the body when it came whole
 	size   int                          // Content-Length; -1 chunked, -2 until close
 	ctx    context.Context
-	conn   *trackedConn // a streamed body's connection, when tracked
+	timers *attemptTimers // the attempt's, armed with the body
+	conn   *trackedConn   // a streamed body's connection, when tracked
 	// beforeRead, while a stream's relay reads the body, runs before each
 	// read of the socket (beforeWait).
 	beforeRead func()
@@ -301,16 +309,18 @@ func (b *fastBody) beforeSocketRead() {
 }
 
 // arm readies a body on a tracked connection for a read that may wait:
-// the attempt's end (a timer, the client leaving) interrupts it, and the
-// attempt's timers bound it instead of the header deadline fasthttp left
-// on the connection. Done at the first read that goes to the socket, not
-// when the headers arrive: a small answer comes in one segment with its
-// headers and is read from fasthttp's buffer, and then the context hook
-// (five allocations) and the deadline (a timer update) would be spent for
+// the attempt's timers start (attemptTimers), its end (a timer, the
+// client leaving) interrupts the read, and the timers bound it instead of
+// the header deadline fasthttp left on the connection. Done at the first
+// read that goes to the socket, not when the headers arrive: a small
+// answer comes in one segment with its headers and is read from
+// fasthttp's buffer, and then the timers, the context hook (five
+// allocations) and the deadline (a timer update) would be spent for
 // nothing (perf, issue 12). Such a connection goes back to the pool with
 // the header deadline still set; fasthttp sets its own at the next use.
 func (b *fastBody) arm() {
 	b.armed = true
+	b.timers.arm()
 	b.mu.Lock()
 	if !b.closed {
 		b.stop = context.AfterFunc(b.ctx, b.interrupt)

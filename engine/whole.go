@@ -23,7 +23,7 @@ import (
 // body, design §6).
 func (e *Engine) readWhole(r *request, c *upstreamCall) ([]byte, time.Time, *attemptResult) {
 	defer c.cancel(nil)
-	defer c.stopTimers()
+	defer c.timers.stop()
 	b, err := readAll(c.resp.Body)
 	c.resp.Body.Close()
 	now := e.clock.Now()
