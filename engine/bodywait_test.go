@@ -30,9 +30,9 @@ const sseRest = "event: content_block_delta\ndata: {\"type\":\"content_block_del
 	"event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},\"usage\":{\"output_tokens\":2}}\n\n" +
 	"event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n"
 
-// stallingUpstream answers each request with SSE headers and sseStart in
-// one write, then runs rest on the connection.
-func stallingUpstream(t *testing.T, rest func(c net.Conn)) string {
+// rawUpstream serves each connection with serve, on a loopback listener
+// closed at the end of the test, and returns its base URL.
+func rawUpstream(t *testing.T, serve func(c net.Conn)) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -47,17 +47,32 @@ func stallingUpstream(t *testing.T, rest func(c net.Conn)) string {
 			}
 			go func() {
 				defer c.Close()
-				var req fasthttp.Request
-				if err := req.Read(bufio.NewReader(c)); err != nil {
-					return
-				}
-				head := "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
-				io.WriteString(c, head+chunk(sseStart))
-				rest(c)
+				serve(c)
 			}()
 		}
 	}()
 	return "http://" + ln.Addr().String()
+}
+
+// answering reads one request from c and writes head: an upstream that
+// then does what the test needs with c.
+func answering(c net.Conn, head string) bool {
+	var req fasthttp.Request
+	if err := req.Read(bufio.NewReader(c)); err != nil {
+		return false
+	}
+	_, err := io.WriteString(c, head)
+	return err == nil
+}
+
+// stallingUpstream answers each request with SSE headers and sseStart in
+// one write, then runs rest on the connection.
+func stallingUpstream(t *testing.T, rest func(c net.Conn)) string {
+	return rawUpstream(t, func(c net.Conn) {
+		if answering(c, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"+chunk(sseStart)) {
+			rest(c)
+		}
+	})
 }
 
 // chunk is s as one HTTP/1.1 chunk.
@@ -128,29 +143,12 @@ func TestStalledStreamEndsAtTheStreamTimeout(t *testing.T) {
 // non-stream answer runs until the whole body is in, ends the wait.
 func TestNonStreamBodyStallEndsAtFirstByte(t *testing.T) {
 	release := make(chan struct{})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				var req fasthttp.Request
-				if err := req.Read(bufio.NewReader(c)); err != nil {
-					return
-				}
-				io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 200\r\n\r\n{\"id\":\"msg_1\",")
-				<-release
-			}()
+	up := rawUpstream(t, func(c net.Conn) {
+		if answering(c, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 200\r\n\r\n{\"id\":\"msg_1\",") {
+			<-release
 		}
-	}()
-	url := startWithOptions(t, strings.ReplaceAll(clientsConfig, "{{URL}}", "http://"+ln.Addr().String()), engine.Options{})
+	})
+	url := startWithOptions(t, strings.ReplaceAll(clientsConfig, "{{URL}}", up), engine.Options{})
 	t.Cleanup(func() { close(release) }) // before the gateway's cleanup
 	req, _ := http.NewRequest("POST", url+"/v1/messages", strings.NewReader(`{"model":"m1","max_tokens":8,"messages":[{"role":"user","content":"hi"}]}`))
 	req.Header.Set("x-api-key", testToken)
@@ -169,33 +167,10 @@ func TestNonStreamBodyStallEndsAtFirstByte(t *testing.T) {
 // at first_byte by the fasthttp client's header deadline, with no timer
 // running; the failure still names the timeout it stood for.
 func TestHeaderTimeoutNamesFirstByte(t *testing.T) {
-	up := stallingUpstreamSilent(t)
+	up := rawUpstream(t, func(c net.Conn) { io.Copy(io.Discard, c) }) // never answers
 	url := startWithOptions(t, strings.ReplaceAll(clientsConfig, "{{URL}}", up), engine.Options{})
 	resp, body := post(t, url+"/v1/messages", `{"model":"m1","max_tokens":8,"messages":[{"role":"user","content":"hi"}]}`, map[string]string{"x-api-key": testToken})
 	if resp.StatusCode != 504 || !strings.Contains(body, "first_byte") {
 		t.Fatalf("status %d %s, want 504 naming first_byte", resp.StatusCode, body)
 	}
-}
-
-// stallingUpstreamSilent reads each request and never answers.
-func stallingUpstreamSilent(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				io.Copy(io.Discard, c)
-			}()
-		}
-	}()
-	return "http://" + ln.Addr().String()
 }

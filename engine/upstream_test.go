@@ -1,9 +1,7 @@
 package engine_test
 
 import (
-	"bufio"
 	"context"
-	"io"
 	"net"
 	"net/http"
 	"os"
@@ -82,34 +80,16 @@ func TestUpstreamClientsBehaveAlike(t *testing.T) {
 // next request that picks it from the pool: fasthttp resends once, as
 // net/http does.
 func TestFastUpstreamResendsOnStaleKeepAlive(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
 	body := `{"id":"msg_1","type":"message","role":"assistant","model":"m1","content":[{"type":"text","text":"ok"}],"stop_reason":"end_turn","usage":{"input_tokens":1,"output_tokens":1}}`
 	served := make(chan struct{}, 8)
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				br := bufio.NewReader(c)
-				var req fasthttp.Request
-				if err := req.Read(br); err != nil {
-					return
-				}
-				// Answer keep-alive, then close at once: the connection
-				// goes back to the client's pool already dead.
-				io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: "+strconv.Itoa(len(body))+"\r\n\r\n"+body)
-				served <- struct{}{}
-			}()
+	// Answer keep-alive, then close at once: the connection goes back to
+	// the client's pool already dead.
+	up := rawUpstream(t, func(c net.Conn) {
+		if answering(c, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: "+strconv.Itoa(len(body))+"\r\n\r\n"+body) {
+			served <- struct{}{}
 		}
-	}()
-	url := startWithOptions(t, strings.NewReplacer("{{URL}}", "http://"+ln.Addr().String()).Replace(clientsConfig), engine.Options{})
+	})
+	url := startWithOptions(t, strings.ReplaceAll(clientsConfig, "{{URL}}", up), engine.Options{})
 	h := map[string]string{"x-api-key": testToken}
 	for i := range 3 {
 		resp, got := post(t, url+"/v1/messages", `{"model":"m1","max_tokens":8,"messages":[{"role":"user","content":"hi"}]}`, h)
