@@ -111,10 +111,18 @@ func (e *Engine) tryRoute(ctx *fasthttp.RequestCtx, r *request, c candidate, p *
 	}()
 	keys, urls := e.attemptOrder(r, c)
 	for ki, ui := 0, 0; ki < len(keys) && ui < len(urls) && r.mayAttempt(e.clock.Now()); {
+		if r.gone.Load() {
+			return nil, e.abandoned(ctx, r)
+		}
 		e.claimTrials(c.route, keys[ki], urls[ui])
 		res := e.attempt(ctx, r, c.route, keys[ki], urls[ui])
 		if res.done {
 			return nil, true
+		}
+		if r.gone.Load() {
+			// The client's leaving (hangups) ended the attempt, which
+			// says nothing of the route.
+			return nil, e.abandoned(ctx, r)
 		}
 		last = res
 		if r.ranOutOfTime(*res, e.clock.Now()) {
@@ -133,6 +141,16 @@ func (e *Engine) tryRoute(ctx *fasthttp.RequestCtx, r *request, c candidate, p *
 		}
 	}
 	return last, false
+}
+
+// abandoned ends a request whose client hung up while it waited for an
+// upstream: no further attempt, nothing cooled, 499 on the log row. It
+// reports true (the request is done).
+//
+//go:noinline
+func (e *Engine) abandoned(ctx *fasthttp.RequestCtx, r *request) bool {
+	e.reject(ctx, r, &clientError{Status: 499, Msg: errClientGone.Error() + " while waiting for the upstream"})
+	return true
 }
 
 // attemptOrder is the order in which a route's keys and URLs are tried.
@@ -323,6 +341,7 @@ func (e *Engine) newCall(r *request, rt config.Route, ki, ui int, up protocol.Fa
 		},
 	}
 	c.rq.timers = &c.timers
+	r.calling(c)
 	if r.debugOn(ch) {
 		x := r.captureRequest(r.attempts, &c.rq)
 		c.rq.onResponse = func(resp *upstreamResponse) { x.captureResponse(resp, r.debugMax()) }

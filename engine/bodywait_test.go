@@ -68,11 +68,40 @@ func answering(c net.Conn, head string) bool {
 // stallingUpstream answers each request with SSE headers and sseStart in
 // one write, then runs rest on the connection.
 func stallingUpstream(t *testing.T, rest func(c net.Conn)) string {
+	return sseUpstream(t, sseStart, rest)
+}
+
+// sseUpstream answers each request with SSE headers and first in one
+// write, then runs rest on the connection.
+func sseUpstream(t *testing.T, first string, rest func(c net.Conn)) string {
 	return rawUpstream(t, func(c net.Conn) {
-		if answering(c, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"+chunk(sseStart)) {
+		if answering(c, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"+chunk(first)) {
 			rest(c)
 		}
 	})
+}
+
+// closedByGateway is an upstream's rest that waits until the gateway
+// closes the connection and then closes the channel it returns, or until
+// the test ends.
+func closedByGateway(t *testing.T) (rest func(c net.Conn), closed <-chan struct{}, arm func()) {
+	done, release := make(chan struct{}), make(chan struct{})
+	rest = func(c net.Conn) {
+		gone := make(chan struct{})
+		go func() {
+			io.Copy(io.Discard, c) // returns when the gateway closes the connection
+			close(gone)
+		}()
+		select {
+		case <-gone:
+			close(done)
+		case <-release: // the test failed: let the gateway shut down
+		}
+	}
+	// arm registers the release; call it after starting the gateway, so
+	// that it runs before the gateway's cleanup.
+	arm = func() { t.Cleanup(func() { close(release) }) }
+	return rest, done, arm
 }
 
 // chunk is s as one HTTP/1.1 chunk.
@@ -100,22 +129,11 @@ func TestStreamOutlivesTheHeaderDeadline(t *testing.T) {
 // header deadline nor anything but the hook on the attempt's context can
 // end the wait.
 func TestStalledStreamEndsAtTheStreamTimeout(t *testing.T) {
-	closed, release := make(chan struct{}), make(chan struct{})
-	up := stallingUpstream(t, func(c net.Conn) {
-		gone := make(chan struct{})
-		go func() {
-			io.Copy(io.Discard, c) // returns when ccload closes the connection
-			close(gone)
-		}()
-		select {
-		case <-gone:
-			close(closed)
-		case <-release: // the test failed: let the gateway shut down
-		}
-	})
+	rest, closed, armRelease := closedByGateway(t)
+	up := stallingUpstream(t, rest)
 	cfg := strings.ReplaceAll(clientsConfig, "first_byte: 300ms", "first_byte: 1m, stream: 1s")
 	url := startWithOptions(t, strings.ReplaceAll(cfg, "{{URL}}", up), engine.Options{})
-	t.Cleanup(func() { close(release) }) // before the gateway's cleanup
+	armRelease()
 	req, _ := http.NewRequest("POST", url+"/v1/messages", strings.NewReader(`{"model":"m1","max_tokens":8,"stream":true,"messages":[{"role":"user","content":"hi"}]}`))
 	req.Header.Set("x-api-key", testToken)
 	resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)

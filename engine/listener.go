@@ -5,6 +5,7 @@ import (
 	"net"
 	"os"
 	"sync"
+	"sync/atomic"
 	"syscall"
 )
 
@@ -19,9 +20,15 @@ import (
 // fasthttp's does, and then reads what arrived into a pooled buffer that
 // the next Read empties (perf, issue 12: a system call was ~4% of a
 // non-stream request's CPU).
-func Listener(ln net.Listener) net.Listener { return aheadListener{ln} }
+//
+// Each connection is also watched for its client hanging up (hangups), so
+// that a request waiting on its upstream is cancelled at once.
+func Listener(ln net.Listener) net.Listener { return aheadListener{ln, processHangups()} }
 
-type aheadListener struct{ net.Listener }
+type aheadListener struct {
+	net.Listener
+	hangups *hangups // nil: not watched
+}
 
 func (l aheadListener) Accept() (net.Conn, error) {
 	c, err := l.Listener.Accept()
@@ -38,6 +45,10 @@ func (l aheadListener) Accept() (net.Conn, error) {
 	}
 	ac := &aheadConn{Conn: tc, raw: raw}
 	ac.readFn = ac.readSocket // bound once: a closure per read cost four allocations
+	if l.hangups != nil {
+		ac.hangups = l.hangups
+		_ = raw.Control(func(fd uintptr) { l.hangups.watch(ac, int(fd)) })
+	}
 	return ac, nil
 }
 
@@ -57,6 +68,42 @@ type aheadConn struct {
 	buf    *[]byte
 	n      int
 	err    error
+
+	// hangups watches the connection under hangupID; gone is set once the
+	// client hung up, and waiting is the request to tell then (watchFor).
+	hangups  *hangups
+	hangupID uint64
+	addrKey  connKey
+	gone     atomic.Bool
+	waiting  atomic.Pointer[request]
+}
+
+// watchFor makes r, until unwatch, the request told when the client hangs
+// up; if it already has, r is told at once.
+func (c *aheadConn) watchFor(r *request) {
+	c.waiting.Store(r)
+	if c.gone.Load() {
+		r.leave()
+	}
+}
+
+// unwatch ends watchFor(r).
+func (c *aheadConn) unwatch(r *request) { c.waiting.CompareAndSwap(r, nil) }
+
+// hungUp runs on the watcher's goroutine when the client closed or reset
+// the connection.
+func (c *aheadConn) hungUp() {
+	c.gone.Store(true)
+	if r := c.waiting.Load(); r != nil {
+		r.leave()
+	}
+}
+
+func (c *aheadConn) Close() error {
+	if c.hangups != nil {
+		c.hangups.forget(c)
+	}
+	return c.Conn.Close()
 }
 
 // aheadSize is what one read takes in: fasthttp's read buffer, so a

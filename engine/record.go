@@ -145,6 +145,9 @@ func (e *Engine) finish(r *request) {
 		return
 	}
 	e.inflight.Add(-1)
+	if r.conn != nil {
+		r.conn.unwatch(r)
+	}
 	if r.chSlot != nil {
 		r.chSlot.release()
 		r.chSlot = nil

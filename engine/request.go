@@ -52,6 +52,30 @@ type request struct {
 	clientKey string
 	// probe: the protocol detection this request's attempt is running.
 	probe *probeRun
+	// conn is the client's connection when it is watched for a hang-up
+	// (hangups); gone is set once the client left, and call is the
+	// attempt its leaving cancels.
+	conn *aheadConn
+	gone atomic.Bool
+	call atomic.Pointer[upstreamCall]
+}
+
+// leave runs when the client hung up before its answer was complete: the
+// attempt running is cancelled with errClientGone and none follows. It
+// may run on any goroutine, more than once.
+func (r *request) leave() {
+	r.gone.Store(true)
+	if c := r.call.Load(); c != nil {
+		c.cancel(errClientGone)
+	}
+}
+
+// calling makes c the attempt a hang-up cancels.
+func (r *request) calling(c *upstreamCall) {
+	r.call.Store(c)
+	if r.gone.Load() {
+		c.cancel(errClientGone)
+	}
 }
 
 func (e *Engine) newRequest(ctx *fasthttp.RequestCtx, ep endpoint, snap *config.Snapshot, tok *config.Token) *request {

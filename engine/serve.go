@@ -32,7 +32,21 @@ func (e *Engine) serveProxy(ctx *fasthttp.RequestCtx, ep endpoint) {
 	}
 
 	r = e.newRequest(ctx, ep, snap, tok)
+	e.watchHangUp(ctx, r)
 	e.serveRequest(ctx, r)
+}
+
+// watchHangUp makes r the request told when its client hangs up, until
+// finish, when its connection is watched (Listener).
+func (e *Engine) watchHangUp(ctx *fasthttp.RequestCtx, r *request) {
+	h := processHangups()
+	if h == nil || ctx.Conn() == nil {
+		return
+	}
+	if ac := h.conn(ctx.LocalAddr(), ctx.RemoteAddr()); ac != nil {
+		r.conn = ac
+		ac.watchFor(r)
+	}
 }
 
 // serveRequest runs an authenticated request through admission, limits,

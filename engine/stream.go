@@ -302,6 +302,8 @@ func (s *relayState) end(err error) {
 	switch {
 	case s.werr != nil:
 		r.rec.fail(499, errClientGone.Error()+" or stopped reading for server.stream_write_timeout", true)
+	case err != nil && !errors.Is(err, io.EOF) && r.gone.Load():
+		r.rec.fail(499, errClientGone.Error()+" during the stream", true)
 	case errors.As(err, &converted):
 		// The converter already sent the client its error event.
 		r.rec.fail(converted.Status, converted.Message, true)

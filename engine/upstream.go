@@ -19,10 +19,9 @@ import (
 // what a proxy hop costs. Everything else goes through net/http, which
 // speaks HTTP/2 to the providers over TLS and supports http, https and
 // socks5 proxies. Both cancel an attempt the moment its context ends: a
-// timer fired, or a write to a client that went away failed. The latter
-// happens only once the stream is committed (relay writes); before that
-// fasthttp does not tell the handler, so the attempt runs until its answer
-// or its timeouts.
+// timer fired, the client hung up (hangups), or a write to a client that
+// went away failed. The fasthttp client learns it only once the response
+// headers are in (fastBody.arm); net/http at once.
 type upstreams struct {
 	inject  http.RoundTripper
 	mu      sync.Mutex

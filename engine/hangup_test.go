@@ -1,0 +1,88 @@
+package engine_test
+
+import (
+	"bufio"
+	"fmt"
+	"net"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The gateway watches each client connection for a hang-up (hangups):
+// a request waiting on a silent upstream is cancelled when its client
+// leaves, not at the first write of an answer nobody reads.
+
+// sseHead is what opens an Anthropic stream without content: the gateway
+// holds it back and keeps waiting for the first content event.
+const sseHead = "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"m\",\"type\":\"message\",\"role\":\"assistant\",\"model\":\"m1\",\"content\":[],\"usage\":{\"input_tokens\":1,\"output_tokens\":1}}}\n\n"
+
+const sseHeaders = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
+
+// hangUpCase sends a request (a stream when stream is set) on a raw
+// connection to a gateway whose upstream answers with head and then goes
+// silent; leave decides when the client closes its connection.
+func hangUpCase(t *testing.T, head string, stream bool, leave func(br *bufio.Reader)) {
+	rest, closed, armRelease := closedByGateway(t)
+	up := rawUpstream(t, func(c net.Conn) {
+		if answering(c, head) {
+			rest(c)
+		}
+	})
+	cfg := strings.ReplaceAll(clientsConfig, "first_byte: 300ms", "first_byte: 1m, stream: 1m, non_stream: 1m")
+	g := startGateway(t, strings.ReplaceAll(cfg, "{{URL}}", up))
+	armRelease()
+
+	c, err := net.Dial("tcp", strings.TrimPrefix(g.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := fmt.Sprintf(`{"model":"m1","max_tokens":8,"stream":%t,"messages":[{"role":"user","content":"hi"}]}`, stream)
+	fmt.Fprintf(c, "POST /v1/messages HTTP/1.1\r\nHost: ccload\r\nx-api-key: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", testToken, len(body), body)
+	leave(bufio.NewReader(c))
+	c.Close()
+
+	select {
+	case <-closed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the upstream request was not cancelled after the client hung up")
+	}
+	rows := g.waitLogs(t, 1)
+	if rows[0].Status != 499 || rows[0].Attempts != 1 {
+		t.Errorf("log row: status %d after %d attempts (%s), want 499 after 1", rows[0].Status, rows[0].Attempts, rows[0].Error)
+	}
+	if cd := g.Engine.Cooldowns().List(); len(cd) != 0 {
+		t.Errorf("a client hanging up cooled %v", cd)
+	}
+}
+
+// waitABit is a client that leaves while the gateway waits upstream.
+func waitABit(*bufio.Reader) { time.Sleep(300 * time.Millisecond) }
+
+// TestHangUpBeforeContentCancelsUpstream: the client leaves while the
+// gateway waits for the stream's first content (nothing was sent to it).
+func TestHangUpBeforeContentCancelsUpstream(t *testing.T) {
+	hangUpCase(t, sseHeaders+chunk(sseHead), true, waitABit)
+}
+
+// TestHangUpDuringSilentStreamCancelsUpstream: the client leaves a
+// committed stream while the upstream is silent (a model thinking).
+func TestHangUpDuringSilentStreamCancelsUpstream(t *testing.T) {
+	hangUpCase(t, sseHeaders+chunk(sseStart), true, func(br *bufio.Reader) {
+		for {
+			line, err := br.ReadString('\n')
+			if err != nil {
+				t.Fatalf("stream ended before its first content: %v", err)
+			}
+			if strings.Contains(line, `"text":"early"`) {
+				return
+			}
+		}
+	})
+}
+
+// TestHangUpWhileANonStreamBodyStallsCancelsUpstream: the client of a
+// non-stream request leaves while the upstream's answer stops halfway.
+func TestHangUpWhileANonStreamBodyStallsCancelsUpstream(t *testing.T) {
+	hangUpCase(t, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 200\r\n\r\n{\"id\":\"msg_1\",", false, waitABit)
+}
