@@ -20,7 +20,8 @@ func (s *sqlStore) addUsage(ctx context.Context, tx *sql.Tx, prepared *sql.Stmt,
 	sums := map[usageKey]*UsageDay{}
 	for i := range rows {
 		r := &rows[i]
-		k := usageKey{dayOf(r.Time), r.Token, r.Channel, r.Model}
+		// The names as the log rows store them (cleanLog).
+		k := usageKey{dayOf(r.Time), clean(r.Token, maxName), clean(r.Channel, maxName), clean(r.Model, maxName)}
 		u := sums[k]
 		if u == nil {
 			u = &UsageDay{Day: k.day, Token: k.token, Channel: k.channel, Model: k.model}
@@ -34,7 +35,7 @@ func (s *sqlStore) addUsage(ctx context.Context, tx *sql.Tx, prepared *sql.Stmt,
 		u.OutputTokens += r.OutputTokens
 		u.CacheReadTokens += r.CacheReadTokens
 		u.CacheWriteTokens += r.CacheWriteTokens
-		u.Cost += r.Cost
+		u.Cost += finite(r.Cost)
 	}
 	keys := make([]usageKey, 0, len(sums))
 	for k := range sums {
