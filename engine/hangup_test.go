@@ -4,9 +4,12 @@ import (
 	"bufio"
 	"fmt"
 	"net"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
+
+	"ccload/engine"
 )
 
 // The gateway watches each client connection for a hang-up (hangups):
@@ -85,4 +88,37 @@ func TestHangUpDuringSilentStreamCancelsUpstream(t *testing.T) {
 // non-stream request leaves while the upstream's answer stops halfway.
 func TestHangUpWhileANonStreamBodyStallsCancelsUpstream(t *testing.T) {
 	hangUpCase(t, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 200\r\n\r\n{\"id\":\"msg_1\",", false, waitABit)
+}
+
+// TestHangUpBeforeHeadersCancelsUpstream: through net/http (the client
+// of https and proxied upstreams, here injected), an upstream that has
+// not answered at all is dropped the moment the client leaves.
+func TestHangUpBeforeHeadersCancelsUpstream(t *testing.T) {
+	rest, closed, armRelease := closedByGateway(t)
+	up := rawUpstream(t, func(c net.Conn) {
+		if answering(c, "") { // reads the request, answers nothing
+			rest(c)
+		}
+	})
+	cfg := strings.ReplaceAll(clientsConfig, "first_byte: 300ms", "first_byte: 1m, non_stream: 1m")
+	g := startGatewayWith(t, strings.ReplaceAll(cfg, "{{URL}}", up), engine.Options{Transport: &http.Transport{}})
+	armRelease()
+
+	c, err := net.Dial("tcp", strings.TrimPrefix(g.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := `{"model":"m1","max_tokens":8,"messages":[{"role":"user","content":"hi"}]}`
+	fmt.Fprintf(c, "POST /v1/messages HTTP/1.1\r\nHost: ccload\r\nx-api-key: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", testToken, len(body), body)
+	waitABit(nil)
+	c.Close()
+	select {
+	case <-closed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the upstream request was not cancelled after the client hung up")
+	}
+	rows := g.waitLogs(t, 1)
+	if rows[0].Status != 499 || len(g.Engine.Cooldowns().List()) != 0 {
+		t.Errorf("log row status %d (%s), cooldowns %v: want 499 and none", rows[0].Status, rows[0].Error, g.Engine.Cooldowns().List())
+	}
 }
