@@ -46,8 +46,10 @@ func (u Usage) uncached() int64 { return max(u.Input-u.CacheRead-u.CacheWrite, 0
 func UsageOf(f protocol.Family, body []byte) Usage {
 	switch f {
 	case protocol.Anthropic:
+		// Found in place: gjson.GetBytes copies what it finds, and this
+		// runs on every answer (perf, issue 12).
 		var a anthropicCounts
-		a.merge(gjson.GetBytes(body, "usage"))
+		a.mergeRaw(jsonwalk.Member(jsonwalk.View(body), "usage"))
 		return a.usage()
 	case protocol.OpenAI:
 		u := chatUsage(gjson.GetBytes(body, "usage"))
@@ -120,9 +122,14 @@ func (t *UsageTracker) Usage() Usage { return t.u }
 type anthropicCounts struct{ in, cacheRead, cacheWrite, cacheWrite1h, out, thinking int64 }
 
 func (a *anthropicCounts) merge(r gjson.Result) {
-	if !r.IsObject() {
-		return
+	if r.IsObject() {
+		a.mergeRaw(r.Raw)
 	}
+}
+
+// mergeRaw is merge of a usage object's raw JSON; anything else merges
+// nothing.
+func (a *anthropicCounts) mergeRaw(raw string) {
 	set := func(dst *int64, raw string) {
 		if n, ok := jsonwalk.Int(raw); ok {
 			*dst = n
@@ -131,7 +138,7 @@ func (a *anthropicCounts) merge(r gjson.Result) {
 	// One walk over the members: a Get per field walked the object six
 	// times on every request (perf, issue 12). jsonwalk, not gjson: see
 	// its package comment.
-	jsonwalk.Members(r.Raw, func(k, v string) bool {
+	jsonwalk.Members(raw, func(k, v string) bool {
 		switch k {
 		case "input_tokens":
 			set(&a.in, v)
