@@ -69,10 +69,7 @@ func (t *attemptTimers) gotContent() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.content = true
-	if t.stopFirst != nil {
-		t.stopFirst()
-		t.stopFirst = nil
-	}
+	t.stopFirst = stopped(t.stopFirst)
 }
 
 // stop stops both timers for good.
@@ -80,14 +77,16 @@ func (t *attemptTimers) stop() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.done = true
-	if t.stopFirst != nil {
-		t.stopFirst()
-		t.stopFirst = nil
+	t.stopFirst = stopped(t.stopFirst)
+	t.stopTotal = stopped(t.stopTotal)
+}
+
+// stopped calls stop, when there is one, and returns nil to clear it.
+func stopped(stop func()) func() {
+	if stop != nil {
+		stop()
 	}
-	if t.stopTotal != nil {
-		t.stopTotal()
-		t.stopTotal = nil
-	}
+	return nil
 }
 
 // headerCause is the cause the context would have ended with had the

@@ -23,9 +23,10 @@ const sseHead = "event: message_start\ndata: {\"type\":\"message_start\",\"messa
 const sseHeaders = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
 
 // hangUpCase sends a request (a stream when stream is set) on a raw
-// connection to a gateway whose upstream answers with head and then goes
-// silent; leave decides when the client closes its connection.
-func hangUpCase(t *testing.T, head string, stream bool, leave func(br *bufio.Reader)) {
+// connection to a gateway (with opts) whose upstream answers with head
+// and then goes silent; leave decides when the client closes its
+// connection.
+func hangUpCase(t *testing.T, opts engine.Options, head string, stream bool, leave func(br *bufio.Reader)) {
 	rest, closed, armRelease := closedByGateway(t)
 	up := rawUpstream(t, func(c net.Conn) {
 		if answering(c, head) {
@@ -33,7 +34,7 @@ func hangUpCase(t *testing.T, head string, stream bool, leave func(br *bufio.Rea
 		}
 	})
 	cfg := strings.ReplaceAll(clientsConfig, "first_byte: 300ms", "first_byte: 1m, stream: 1m, non_stream: 1m")
-	g := startGateway(t, strings.ReplaceAll(cfg, "{{URL}}", up))
+	g := startGatewayWith(t, strings.ReplaceAll(cfg, "{{URL}}", up), opts)
 	armRelease()
 
 	c, err := net.Dial("tcp", strings.TrimPrefix(g.URL, "http://"))
@@ -65,13 +66,13 @@ func waitABit(*bufio.Reader) { time.Sleep(300 * time.Millisecond) }
 // TestHangUpBeforeContentCancelsUpstream: the client leaves while the
 // gateway waits for the stream's first content (nothing was sent to it).
 func TestHangUpBeforeContentCancelsUpstream(t *testing.T) {
-	hangUpCase(t, sseHeaders+chunk(sseHead), true, waitABit)
+	hangUpCase(t, engine.Options{}, sseHeaders+chunk(sseHead), true, waitABit)
 }
 
 // TestHangUpDuringSilentStreamCancelsUpstream: the client leaves a
 // committed stream while the upstream is silent (a model thinking).
 func TestHangUpDuringSilentStreamCancelsUpstream(t *testing.T) {
-	hangUpCase(t, sseHeaders+chunk(sseStart), true, func(br *bufio.Reader) {
+	hangUpCase(t, engine.Options{}, sseHeaders+chunk(sseStart), true, func(br *bufio.Reader) {
 		for {
 			line, err := br.ReadString('\n')
 			if err != nil {
@@ -87,38 +88,12 @@ func TestHangUpDuringSilentStreamCancelsUpstream(t *testing.T) {
 // TestHangUpWhileANonStreamBodyStallsCancelsUpstream: the client of a
 // non-stream request leaves while the upstream's answer stops halfway.
 func TestHangUpWhileANonStreamBodyStallsCancelsUpstream(t *testing.T) {
-	hangUpCase(t, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 200\r\n\r\n{\"id\":\"msg_1\",", false, waitABit)
+	hangUpCase(t, engine.Options{}, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 200\r\n\r\n{\"id\":\"msg_1\",", false, waitABit)
 }
 
 // TestHangUpBeforeHeadersCancelsUpstream: through net/http (the client
 // of https and proxied upstreams, here injected), an upstream that has
 // not answered at all is dropped the moment the client leaves.
 func TestHangUpBeforeHeadersCancelsUpstream(t *testing.T) {
-	rest, closed, armRelease := closedByGateway(t)
-	up := rawUpstream(t, func(c net.Conn) {
-		if answering(c, "") { // reads the request, answers nothing
-			rest(c)
-		}
-	})
-	cfg := strings.ReplaceAll(clientsConfig, "first_byte: 300ms", "first_byte: 1m, non_stream: 1m")
-	g := startGatewayWith(t, strings.ReplaceAll(cfg, "{{URL}}", up), engine.Options{Transport: &http.Transport{}})
-	armRelease()
-
-	c, err := net.Dial("tcp", strings.TrimPrefix(g.URL, "http://"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	body := `{"model":"m1","max_tokens":8,"messages":[{"role":"user","content":"hi"}]}`
-	fmt.Fprintf(c, "POST /v1/messages HTTP/1.1\r\nHost: ccload\r\nx-api-key: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", testToken, len(body), body)
-	waitABit(nil)
-	c.Close()
-	select {
-	case <-closed:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the upstream request was not cancelled after the client hung up")
-	}
-	rows := g.waitLogs(t, 1)
-	if rows[0].Status != 499 || len(g.Engine.Cooldowns().List()) != 0 {
-		t.Errorf("log row status %d (%s), cooldowns %v: want 499 and none", rows[0].Status, rows[0].Error, g.Engine.Cooldowns().List())
-	}
+	hangUpCase(t, engine.Options{Transport: &http.Transport{}}, "", false, waitABit) // the upstream answers nothing
 }

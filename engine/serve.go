@@ -32,13 +32,13 @@ func (e *Engine) serveProxy(ctx *fasthttp.RequestCtx, ep endpoint) {
 	}
 
 	r = e.newRequest(ctx, ep, snap, tok)
-	e.watchHangUp(ctx, r)
+	watchHangUp(ctx, r)
 	e.serveRequest(ctx, r)
 }
 
 // watchHangUp makes r the request told when its client hangs up, until
 // finish, when its connection is watched (Listener).
-func (e *Engine) watchHangUp(ctx *fasthttp.RequestCtx, r *request) {
+func watchHangUp(ctx *fasthttp.RequestCtx, r *request) {
 	h := processHangups()
 	if h == nil || ctx.Conn() == nil {
 		return
