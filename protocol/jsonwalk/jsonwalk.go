@@ -9,6 +9,7 @@ package jsonwalk
 
 import (
 	"strconv"
+	"strings"
 	"unsafe"
 
 	"github.com/tidwall/gjson"
@@ -102,18 +103,34 @@ func skipSpace(s string, i int) int {
 }
 
 // stringEnd is the index just past the JSON string that starts at s[i],
-// or -1 when it does not end.
+// or -1 when it does not end. It jumps from quote to quote with
+// strings.IndexByte, which scans many bytes per instruction, and counts
+// the backslashes before each quote: an odd run escapes it. Most of an
+// agent's request is text inside strings (prompts, tool schemas, file
+// contents), so this is most of a walk: byte by byte, the top level of an
+// 85 KB Claude Code request took about 110 µs.
 func stringEnd(s string, i int) int {
-	for j := i + 1; j < len(s); j++ {
-		switch s[j] {
-		case '\\':
-			j++
-		case '"':
-			return j + 1
+	for j := i + 1; ; {
+		k := strings.IndexByte(s[j:], '"')
+		if k < 0 {
+			return -1
 		}
+		q := j + k
+		p := q - 1
+		for p > i && s[p] == '\\' {
+			p--
+		}
+		if (q-1-p)%2 == 0 {
+			return q + 1
+		}
+		j = q + 1
 	}
-	return -1
 }
+
+// structural marks the bytes that matter while skipping an object or an
+// array: a table lookup passes the rest (digits, spaces, separators) with
+// one load and one branch.
+var structural = [256]bool{'"': true, '{': true, '[': true, '}': true, ']': true}
 
 // valueEnd is the index just past the JSON value that starts at s[i], or
 // -1 when it does not end.
@@ -127,6 +144,9 @@ func valueEnd(s string, i int) int {
 	case '{', '[':
 		depth := 0
 		for j := i; j < len(s); j++ {
+			if !structural[s[j]] {
+				continue
+			}
 			switch s[j] {
 			case '"':
 				end := stringEnd(s, j)

@@ -1,6 +1,8 @@
 package jsonwalk
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/tidwall/gjson"
@@ -82,5 +84,52 @@ func TestMembersStopsWhenAsked(t *testing.T) {
 	})
 	if len(seen) != 2 || seen[1] != "b" {
 		t.Errorf("visited %v, want a then b", seen)
+	}
+}
+
+// Strings ending in escaped backslashes, and quotes escaped after them, are
+// where a walk that looks for the closing quote first can go wrong.
+func TestMemberAgreesWithGJSONOnEscapes(t *testing.T) {
+	docs := []string{
+		`{"a":"x\\","b":1}`,
+		`{"a":"x\\\"}","b":2}`,
+		`{"a":"\\\\\\\\","b":"\"\"","c":[ "\\", "\"]" ],"d":3}`,
+		`{"a\"b":1,"b":"\u0022","c":{"k\\":"v\\\\\""},"d":"end\\"}`,
+		`{"a":"no end\"}`,
+		`{"a":"\`,
+	}
+	for _, d := range docs {
+		for _, k := range []string{"a", "b", "c", "d"} {
+			want := gjson.Get(d, k)
+			got := Member(d, k)
+			if gjson.Valid(d) && want.Exists() && got != want.Raw {
+				t.Errorf("Member(%q, %q) = %q, gjson %q", d, k, got, want.Raw)
+			}
+			if !gjson.Valid(d) && got != "" && k != "a" {
+				t.Errorf("Member(%q, %q) = %q past a string that never ends", d, k, got)
+			}
+		}
+	}
+}
+
+// BenchmarkMembers walks the top level of requests the real CLIs sent
+// (protocol/convert/testdata/real), as the engine does once per request.
+func BenchmarkMembers(b *testing.B) {
+	for _, name := range []string{"claude-code-tool-1", "codex-tool-1", "gemini-cli-tool-2"} {
+		body, err := os.ReadFile(filepath.Join("..", "convert", "testdata", "real", name+".json"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		doc := compact(b, body)
+		b.Run(name, func(b *testing.B) {
+			b.SetBytes(int64(len(doc)))
+			for b.Loop() {
+				n := 0
+				Members(doc, func(_, _ string) bool { n++; return true })
+				if n < 3 {
+					b.Fatalf("%d members", n)
+				}
+			}
+		})
 	}
 }
