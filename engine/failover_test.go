@@ -3,9 +3,12 @@ package engine_test
 import (
 	"bufio"
 	"context"
+	"database/sql"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"sync/atomic"
@@ -125,6 +128,38 @@ func fail(status int, header map[string]string, body string) mockupstream.Reply 
 }
 
 func ok(r *mockupstream.Recorded) mockupstream.Reply { return mockupstream.DefaultReply(r) }
+
+// A request answered by its first attempt: the row's attempts column is
+// not stored again when the row's own columns say the same (store/
+// attempts.go), and reads back as what the engine wrote. On the fake clock
+// the attempt and the request last the same 0 ms, so the engine's encoding
+// must match the store's byte for byte for the column to be left empty.
+func TestOneAttemptRowKeepsNoCopyOfItsAttempt(t *testing.T) {
+	env := startFailover(t, ok, "fake-clock")
+	if st, body := env.send(t, "m1", false); st != 200 {
+		t.Fatalf("status %d %s", st, body)
+	}
+	row := env.g.waitLogs(t, 1)[0]
+	var atts []map[string]any
+	if err := json.Unmarshal([]byte(row.AttemptsJSON), &atts); err != nil || len(atts) != 1 {
+		t.Fatalf("attempts read back as %q (%v)", row.AttemptsJSON, err)
+	}
+	if atts[0]["channel"] != row.Channel || atts[0]["key"] != row.KeyFP || atts[0]["status"] != float64(200) {
+		t.Errorf("attempt %v does not match the row %+v", atts[0], row)
+	}
+	db, err := sql.Open("sqlite", filepath.Join(env.g.Dir, "data", "ccload.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var col string
+	if err := db.QueryRow("SELECT attempts_json FROM request_logs WHERE id = ?", row.ID).Scan(&col); err != nil {
+		t.Fatal(err)
+	}
+	if col != "" {
+		t.Errorf("the attempts column holds %q: the engine's encoding no longer matches store/attempts.go", col)
+	}
+}
 
 func TestFailoverKey401ThenNextKey(t *testing.T) {
 	env := startFailover(t, func(r *mockupstream.Recorded) mockupstream.Reply {

@@ -16,3 +16,12 @@ func (s *sqlStore) ExecForTest(ctx context.Context, query string) error {
 	_, err := s.db.ExecContext(ctx, query)
 	return err
 }
+
+// StoredAttempts is the attempts_json column of row id as stored, for the
+// suite test of the one-attempt case (attempts.go).
+func StoredAttempts(ctx context.Context, s Store, id int64) (string, error) {
+	var v string
+	ss := s.(*sqlStore)
+	err := ss.db.QueryRowContext(ctx, ss.d.q("SELECT attempts_json FROM request_logs WHERE id = ?"), id).Scan(&v)
+	return v, err
+}

@@ -25,7 +25,7 @@ func appendLogArgs(args []any, r *LogRow) []any {
 	return append(args,
 		millis(r.Time), r.RequestID, r.Token, r.Channel, r.KeyFP, r.URL,
 		r.ClientProtocol, r.UpstreamProtocol, r.Model, r.UpstreamModel,
-		r.Status, r.FailureKind, r.FailureScope, r.Attempts, r.AttemptsJSON,
+		r.Status, r.FailureKind, r.FailureScope, r.Attempts, storedAttempts(r),
 		r.TTFBMs, r.DurationMs, r.InputTokens, r.OutputTokens,
 		r.CacheReadTokens, r.CacheWriteTokens, r.ReasoningTokens,
 		r.Cost, r.Stream, r.Incomplete, r.ClientIP, r.Error, r.Unpriced,
@@ -43,6 +43,7 @@ func scanLog(rows *sql.Rows) (LogRow, error) {
 		&r.CacheReadTokens, &r.CacheWriteTokens, &r.ReasoningTokens,
 		&r.Cost, &r.Stream, &r.Incomplete, &r.ClientIP, &r.Error, &r.Unpriced)
 	r.Time = fromMillis(ts)
+	readAttempts(&r)
 	return r, err
 }
 

@@ -112,7 +112,7 @@ type LogRow struct {
 	Status                    int // status returned to the client
 	FailureKind, FailureScope string
 	Attempts                  int
-	AttemptsJSON              string // JSON array of the attempts, opaque to the store
+	AttemptsJSON              string // JSON array of the attempts, opaque to the store but for one case (attempts.go)
 	TTFBMs, DurationMs        int64
 	InputTokens, OutputTokens int64
 	CacheReadTokens           int64

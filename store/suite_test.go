@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"ccload/protocol"
 	"ccload/store"
 )
 
@@ -31,6 +32,7 @@ func RunSuite(t *testing.T, open Opener) {
 		{"migrations_idempotent", testMigrationsIdempotent},
 		{"concurrent_open", testConcurrentOpen},
 		{"insert_round_trip", testInsertRoundTrip},
+		{"implied_attempts", testImpliedAttempts},
 		{"usage_daily_sums", testUsageDailySums},
 		{"query_filters", testQueryFilters},
 		{"query_pagination", testQueryPagination},
@@ -248,6 +250,67 @@ func testInsertRoundTrip(t *testing.T, open Opener) {
 		}
 		if i > 0 && got[i].ID <= got[i-1].ID {
 			t.Errorf("IDs not increasing in insertion order: %v", ids(got))
+		}
+	}
+}
+
+// A row answered by its first attempt does not store that attempt again
+// (store/attempts.go): its attempts column is read back as the attempt its
+// own columns describe, byte for byte as the engine wrote it. Any attempt
+// the columns do not describe exactly is stored as given.
+func testImpliedAttempts(t *testing.T, open Opener) {
+	s := mustOpen(t, open)
+	base := makeRows(1)[0]
+	base.Status, base.FailureKind, base.FailureScope, base.Error = 200, "", "", ""
+	base.Channel, base.URL = `ch "quoted" <é>`, "http://127.0.0.1:8080/v1?a=1&b=2"
+	attempt := func(r store.LogRow, extra string) string {
+		enc := func(v string) string { return string(protocol.AppendJSONString(nil, v)) } // the engine's encoder
+		return fmt.Sprintf(`[{"channel":%s,"key":%s,"url":%s,"protocol":%s,"upstream_model":%s,"status":%d%s,"duration_ms":%d}]`,
+			enc(r.Channel), enc(r.KeyFP), enc(r.URL), enc(r.UpstreamProtocol), enc(r.UpstreamModel), r.Status, extra, r.DurationMs)
+	}
+	cases := []struct {
+		name   string
+		edit   func(r *store.LogRow)
+		stored bool // the column keeps the JSON
+	}{
+		{"one attempt the row describes", func(r *store.LogRow) { r.AttemptsJSON = attempt(*r, "") }, false},
+		{"a failed one with its kind and scope", func(r *store.LogRow) {
+			r.Status, r.FailureKind, r.FailureScope = 502, "server", "url"
+			r.AttemptsJSON = attempt(*r, `,"kind":"server","scope":"url"`)
+		}, false},
+		{"a duration of its own", func(r *store.LogRow) {
+			r.AttemptsJSON = attempt(*r, "")
+			r.DurationMs++
+		}, true},
+		{"conversion notes", func(r *store.LogRow) {
+			r.AttemptsJSON = strings.TrimSuffix(attempt(*r, ""), "}]") + `,"notes":["top_k dropped"]}]`
+		}, true},
+		{"an error", func(r *store.LogRow) {
+			r.AttemptsJSON = strings.TrimSuffix(attempt(*r, ""), "}]") + `,"error":"x"}]`
+		}, true},
+		{"two attempts", func(r *store.LogRow) { r.Attempts = 2; r.AttemptsJSON = "[" + attempt(*r, "")[1:] }, true},
+		{"none recorded", func(r *store.LogRow) { r.Attempts = 0; r.AttemptsJSON = "" }, false},
+	}
+	rows := make([]store.LogRow, len(cases))
+	for i, c := range cases {
+		rows[i] = base
+		rows[i].RequestID = fmt.Sprintf("implied-%d", i)
+		c.edit(&rows[i])
+	}
+	got := insert(t, s, rows)
+	if len(got) != len(rows) {
+		t.Fatalf("stored %d rows, want %d", len(got), len(rows))
+	}
+	for i, c := range cases {
+		if got[i].AttemptsJSON != rows[i].AttemptsJSON {
+			t.Errorf("%s: read back %q, want %q", c.name, got[i].AttemptsJSON, rows[i].AttemptsJSON)
+		}
+		col, err := store.StoredAttempts(ctxFor(t), s, got[i].ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if kept := col != ""; kept != c.stored && rows[i].AttemptsJSON != "" {
+			t.Errorf("%s: column holds %q; want it stored: %v", c.name, col, c.stored)
 		}
 	}
 }
