@@ -7,12 +7,12 @@ import (
 	"sync"
 	"time"
 
-	"github.com/tidwall/gjson"
 	"github.com/valyala/fasthttp"
 
 	"ccload/config"
 	"ccload/engine/failure"
 	"ccload/protocol"
+	"ccload/protocol/jsonwalk"
 )
 
 // Protocol detection for URLs that declare no `protocols` (issue 13 item 2).
@@ -79,7 +79,7 @@ func pathMiss(status int, body []byte, model, path string) bool {
 	default:
 		return false
 	}
-	if !gjson.ValidBytes(body) {
+	if !jsonwalk.Valid(jsonwalk.View(body)) {
 		return true
 	}
 	text := strings.ToLower(string(body))

@@ -9,6 +9,7 @@ import (
 	"github.com/tidwall/sjson"
 
 	"ccload/protocol"
+	"ccload/protocol/jsonwalk"
 )
 
 // create is one parsed response.create frame.
@@ -45,7 +46,7 @@ func notFound(id string) *turnError {
 // fields that exist only on the socket (type, generate) and the chain id
 // (replaced by the transcript) never reach an HTTP upstream body.
 func parseCreate(frame []byte) (create, *turnError) {
-	if !gjson.ValidBytes(frame) || !gjson.ParseBytes(frame).IsObject() {
+	if !jsonwalk.Valid(jsonwalk.View(frame)) || !gjson.ParseBytes(frame).IsObject() {
 		return create{}, &turnError{status: 400, code: "invalid_json", message: "the frame is not a JSON object"}
 	}
 	if t := gjson.GetBytes(frame, "type").Str; t != "response.create" {

@@ -9,6 +9,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"ccload/protocol"
+	"ccload/protocol/jsonwalk"
 )
 
 // maxErrorMessage bounds an upstream message carried to the client: a
@@ -29,7 +30,7 @@ func ConvertError(from, to protocol.Family, status int, body []byte) []byte {
 // may come wrapped in a one-element array. Otherwise the body's text.
 func errorMessage(body []byte, status int) string {
 	body = bytes.TrimSpace(body)
-	if gjson.ValidBytes(body) {
+	if jsonwalk.Valid(jsonwalk.View(body)) {
 		r := gjson.ParseBytes(body)
 		if r.IsArray() {
 			r = r.Get("0")

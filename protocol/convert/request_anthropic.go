@@ -124,7 +124,9 @@ func rqAnthTools(r *Req, v gjson.Result, to protocol.Family) error {
 		return rqBadRequest("tools: want an array")
 	}
 	for i, t := range v.Array() {
-		typ := t.Get("type").Str
+		var m [7]gjson.Result
+		rqPick(t, []string{"type", "name", "description", "input_schema", "strict", "defer_loading", "input_examples"}, m[:])
+		typ, name, desc, schema, strict, deferLoading, examples := m[0].Str, m[1], m[2], m[3], m[4], m[5], m[6]
 		if strings.HasPrefix(typ, "web_search_") {
 			r.hostedSearch(to, fmt.Sprintf("tools[%d] (type %q)", i, typ))
 			continue
@@ -138,21 +140,21 @@ func rqAnthTools(r *Req, v gjson.Result, to protocol.Family) error {
 		if typ != "" && typ != "custom" {
 			return rqRefuseField(to, "tools[%d] (type %q)", i, typ)
 		}
-		if t.Get("defer_loading").Bool() {
+		if deferLoading.Bool() {
 			return rqRefuseField(to, "tools[%d].defer_loading", i)
 		}
-		if ex := t.Get("input_examples"); ex.IsArray() && len(ex.Array()) > 0 {
+		if examples.IsArray() && len(examples.Array()) > 0 {
 			return rqRefuseField(to, "tools[%d].input_examples", i)
 		}
-		d := ToolDef{Name: t.Get("name").Str, Desc: t.Get("description").Str}
+		d := ToolDef{Name: name.Str, Desc: desc.Str}
 		if d.Name == "" {
 			return rqBadRequest("tools[%d].name: missing", i)
 		}
-		if s := t.Get("input_schema"); s.Exists() {
-			d.Params = s.Raw
+		if schema.Exists() {
+			d.Params = schema.Raw
 		}
-		if s := t.Get("strict"); s.Exists() {
-			d.Strict = rqTriOf(s.Bool())
+		if strict.Exists() {
+			d.Strict = rqTriOf(strict.Bool())
 		}
 		r.Tools = append(r.Tools, d)
 	}

@@ -208,17 +208,19 @@ func rqGemTools(r *Req, v gjson.Result, to protocol.Family) error {
 				return false
 			}
 			for j, fd := range decls.Array() {
-				d := ToolDef{Name: fd.Get("name").Str, Desc: fd.Get("description").Str}
+				var m [6]gjson.Result
+				rqPick(fd, []string{"name", "description", "parametersJsonSchema", "parameters", "response", "responseJsonSchema"}, m[:])
+				d := ToolDef{Name: m[0].Str, Desc: m[1].Str}
 				if d.Name == "" {
 					err = rqBadRequest("tools[%d].functionDeclarations[%d].name: missing", i, j)
 					return false
 				}
-				if p := fd.Get("parametersJsonSchema"); p.IsObject() {
+				if p := m[2]; p.IsObject() {
 					d.Params = rqSchemaText(p, rqSchemaFromGemini)
-				} else if p := fd.Get("parameters"); p.IsObject() {
+				} else if p := m[3]; p.IsObject() {
 					d.Params = rqSchemaText(p, rqSchemaFromGemini)
 				}
-				if fd.Get("response").Exists() || fd.Get("responseJsonSchema").Exists() {
+				if m[4].Exists() || m[5].Exists() {
 					err = rqRefuseField(to, "tools[%d].functionDeclarations[%d].response (a declared result schema)", i, j)
 					return false
 				}

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"ccload/protocol"
+	"ccload/protocol/jsonwalk"
 
 	"github.com/tidwall/gjson"
 )
@@ -110,12 +111,13 @@ func rqChatTools(r *Req, v gjson.Result, to protocol.Family) error {
 	for i, t := range v.Array() {
 		switch typ := t.Get("type").Str; typ {
 		case "function":
-			f := t.Get("function")
-			d := ToolDef{Name: f.Get("name").Str, Desc: f.Get("description").Str}
-			if p := f.Get("parameters"); p.Exists() && p.Type != gjson.Null {
+			var m [4]gjson.Result
+			rqPick(t.Get("function"), []string{"name", "description", "parameters", "strict"}, m[:])
+			d := ToolDef{Name: m[0].Str, Desc: m[1].Str}
+			if p := m[2]; p.Exists() && p.Type != gjson.Null {
 				d.Params = p.Raw
 			}
-			if s := f.Get("strict"); s.Type == gjson.True || s.Type == gjson.False {
+			if s := m[3]; s.Type == gjson.True || s.Type == gjson.False {
 				d.Strict = rqTriOf(s.Bool())
 			}
 			r.Tools = append(r.Tools, d)
@@ -344,7 +346,7 @@ func rqChatAssistant(r *Req, m gjson.Result, i int, to protocol.Family) error {
 			if strings.TrimSpace(args) == "" {
 				args = "{}"
 			}
-			if a := gjson.Parse(args); !gjson.Valid(args) || !a.IsObject() {
+			if a := gjson.Parse(args); !jsonwalk.Valid(args) || !a.IsObject() {
 				return rqRefuseField(to, "%s.function.arguments (not a JSON object)", path)
 			}
 			parts = append(parts, Part{Kind: PartToolCall, ID: tc.Get("id").Str, Name: tc.Get("function.name").Str, Args: args})

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"ccload/protocol"
+	"ccload/protocol/jsonwalk"
 
 	"github.com/tidwall/gjson"
 )
@@ -114,11 +115,13 @@ func rqRespToolList(r *Req, v gjson.Result, path, ns, nsDesc string, to protocol
 				return err
 			}
 		case "function":
-			d := ToolDef{Name: t.Get("name").Str, Desc: t.Get("description").Str}
-			if p := t.Get("parameters"); p.Exists() && p.Type != gjson.Null {
+			var m [4]gjson.Result
+			rqPick(t, []string{"name", "description", "parameters", "strict"}, m[:])
+			d := ToolDef{Name: m[0].Str, Desc: m[1].Str}
+			if p := m[2]; p.Exists() && p.Type != gjson.Null {
 				d.Params = p.Raw
 			}
-			if s := t.Get("strict"); s.Type == gjson.True || s.Type == gjson.False {
+			if s := m[3]; s.Type == gjson.True || s.Type == gjson.False {
 				d.Strict = rqTriOf(s.Bool())
 			}
 			r.Tools = append(r.Tools, rqNamespaced(d, ns, nsDesc))
@@ -273,7 +276,7 @@ func rqRespItem(r *Req, it gjson.Result, i int, to protocol.Family) error {
 			if strings.TrimSpace(args) == "" {
 				args = "{}"
 			}
-			if !gjson.Valid(args) || !gjson.Parse(args).IsObject() {
+			if !jsonwalk.Valid(args) || !gjson.Parse(args).IsObject() {
 				return rqRefuseField(to, "%s.arguments (not a JSON object)", path)
 			}
 			p.Args = args

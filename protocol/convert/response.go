@@ -8,6 +8,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"ccload/protocol"
+	"ccload/protocol/jsonwalk"
 )
 
 // ErrUpstreamBody reports an upstream non-stream body that cannot be read as
@@ -43,7 +44,7 @@ func response(from, to protocol.Family, body []byte, model string, req []byte, c
 	if !okD || !okE {
 		return nil, fmt.Errorf("convert: no response conversion %s -> %s", from, to)
 	}
-	if !gjson.ValidBytes(body) || !gjson.ParseBytes(body).IsObject() {
+	if !jsonwalk.Valid(jsonwalk.View(body)) || !gjson.ParseBytes(body).IsObject() {
 		return nil, fmt.Errorf("%w: %s body is not a JSON object", ErrUpstreamBody, from)
 	}
 	if e := gjson.GetBytes(body, "error"); e.Exists() && e.Type != gjson.Null {
@@ -130,7 +131,7 @@ func (m *respMsg) addCall(id, name, args string) error {
 	if args == "" {
 		args = "{}"
 	}
-	if !gjson.Valid(args) || !gjson.Parse(args).IsObject() {
+	if !jsonwalk.Valid(args) || !gjson.Parse(args).IsObject() {
 		return fmt.Errorf("%w: arguments of tool call %q are not a JSON object", ErrUpstreamBody, name)
 	}
 	m.blocks = append(m.blocks, respBlock{kind: blockTool, id: id, name: name, args: string(compactJSON(nil, args))})

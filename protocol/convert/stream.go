@@ -7,9 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tidwall/gjson"
-
 	"ccload/protocol"
+	"ccload/protocol/jsonwalk"
 )
 
 // Stream converts an upstream SSE stream, event by event, into the client
@@ -238,7 +237,7 @@ func (p *pipe) Event(ev *protocol.Event, emit func([]byte)) error {
 	case len(ev.Data) == 0 || ev.IsDone():
 		// [DONE] and data-less events: the decoder may finish on them.
 		err = p.dec.decode(p, bstr(ev.Data), bstr(ev.Name))
-	case !gjson.ValidBytes(ev.Data):
+	case !jsonwalk.Valid(jsonwalk.View(ev.Data)):
 		err = p.failMalformed(ev)
 	default:
 		err = p.dec.decode(p, bstr(ev.Data), bstr(ev.Name))

@@ -7,6 +7,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"ccload/protocol"
+	"ccload/protocol/jsonwalk"
 )
 
 // geminiStreamIn decodes a Gemini streamGenerateContent?alt=sse stream: each
@@ -180,7 +181,7 @@ func (o *geminiStreamOut) call(dst []byte) []byte {
 	if strings.TrimSpace(args) == "" {
 		args = "{}"
 	}
-	if !gjson.Valid(args) || !gjson.Parse(args).IsObject() {
+	if !jsonwalk.Valid(args) || !gjson.Parse(args).IsObject() {
 		o.m.err = &StreamError{Status: 502, Message: "upstream tool call arguments are not a JSON object"}
 		return append(dst, protocol.ErrorEvent(protocol.Gemini, 502, o.m.err.Message)...)
 	}

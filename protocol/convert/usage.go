@@ -82,7 +82,7 @@ var usageMark = []byte(`"usage`) // matches "usage" and "usageMetadata"
 // Observe looks at one event. Events that cannot carry usage cost one byte
 // scan; it never allocates.
 func (t *UsageTracker) Observe(ev *protocol.Event) {
-	if !bytes.Contains(ev.Data, usageMark) || !gjson.ValidBytes(ev.Data) {
+	if !bytes.Contains(ev.Data, usageMark) || !jsonwalk.Valid(jsonwalk.View(ev.Data)) {
 		return
 	}
 	data := bstr(ev.Data)

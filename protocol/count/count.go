@@ -6,6 +6,8 @@ import (
 	"math"
 
 	"github.com/tidwall/gjson"
+
+	"ccload/protocol/jsonwalk"
 )
 
 // ErrInvalid reports a body that is not a request of the expected shape (not
@@ -20,7 +22,7 @@ func invalid(format string, args ...any) error {
 
 // parseObject parses a request body that must be a JSON object.
 func parseObject(body []byte) (gjson.Result, error) {
-	if !gjson.ValidBytes(body) {
+	if !jsonwalk.Valid(jsonwalk.View(body)) {
 		return gjson.Result{}, invalid("request body is not valid JSON")
 	}
 	root := gjson.ParseBytes(body)
