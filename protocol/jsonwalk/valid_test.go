@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -61,6 +62,41 @@ func TestValidAcceptsTheRealRequests(t *testing.T) {
 	}
 }
 
+// ValidMembers finds the members Members finds, in a valid object; the
+// recordings and the member tests' documents are the cases.
+func TestValidMembersFindsWhatMembersFinds(t *testing.T) {
+	docs := []string{
+		`{"a":1,"b":"x","c":{"d":[1,{"e":"}"}],"f":null},"g":true}`,
+		` { "a" : -12 , "s" : "q\"uo}te" , "arr" : [ "]" , { } ] , "n" : null , "z" : 0 } `,
+		`{"mod\u0065l":"m","x":[[],{}],"y":{"z":{"w":[1,2,[3]]}},"last":"v"}`,
+		`{}`, `[{"a":1}]`, `"s"`,
+	}
+	paths, _ := filepath.Glob(filepath.Join("..", "convert", "testdata", "real", "*.json"))
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		docs = append(docs, string(b))
+	}
+	for _, d := range docs {
+		var want, got []string
+		Members(d, func(k, v string) bool { want = append(want, k+"="+v); return true })
+		if !ValidMembers(d, func(k, v string) { got = append(got, k+"="+v) }) {
+			t.Errorf("%.60q: not valid", d)
+			continue
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("%.60q: members %.200q, Members finds %.200q", d, got, want)
+		}
+	}
+	for _, bad := range []string{`{"a":1,}`, `{"a":1 "b":2}`, `{"a":[}`, `{"a":1}x`} {
+		if ValidMembers(bad, func(string, string) {}) {
+			t.Errorf("%q: valid", bad)
+		}
+	}
+}
+
 func FuzzValid(f *testing.F) {
 	for _, c := range validCases {
 		f.Add(c)
@@ -68,6 +104,10 @@ func FuzzValid(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		if got, want := Valid(s), json.Valid([]byte(s)); got != want {
 			t.Errorf("Valid(%q) = %v, encoding/json %v", s, got, want)
+		}
+		var n int
+		if ValidMembers(s, func(string, string) { n++ }) != json.Valid([]byte(s)) {
+			t.Errorf("ValidMembers(%q) disagrees with Valid", s)
 		}
 	})
 }
@@ -82,8 +122,19 @@ func BenchmarkValid(b *testing.B) {
 	doc := compact(b, body)
 	b.Run("jsonwalk", func(b *testing.B) {
 		b.SetBytes(int64(len(doc)))
+		b.ReportAllocs()
 		for b.Loop() {
 			if !Valid(doc) {
+				b.Fatal("not valid")
+			}
+		}
+	})
+	b.Run("members", func(b *testing.B) { // what admission runs: one pass for both
+		b.SetBytes(int64(len(doc)))
+		b.ReportAllocs()
+		for b.Loop() {
+			n := 0
+			if !ValidMembers(doc, func(string, string) { n++ }) || n < 3 {
 				b.Fatal("not valid")
 			}
 		}
