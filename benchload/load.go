@@ -41,7 +41,11 @@ func scenarios(o options) []scenario {
 	return []scenario{
 		{name: "json", label: fmt.Sprintf("non-stream ~1 KB JSON, %d concurrent", o.conc),
 			run: func(ctx context.Context, t *target) result {
-				return closedLoop(ctx, t, shapeJSON, false, o.conc, o.warmup, o.duration)
+				return closedLoop(ctx, t, shapeJSON, false, nil, o.conc, o.warmup, o.duration)
+			}},
+		{name: "agent", label: fmt.Sprintf("non-stream ~%d KB agent request, %d concurrent", len(agentBody(shapeJSON.model))>>10, o.conc),
+			run: func(ctx context.Context, t *target) result {
+				return closedLoop(ctx, t, shapeJSON, false, agentBody(shapeJSON.model), o.conc, o.warmup, o.duration)
 			}},
 		{name: "open", label: fmt.Sprintf("open loop %d req/s, non-stream", o.rate), open: true,
 			run: func(ctx context.Context, t *target) result {
@@ -49,7 +53,7 @@ func scenarios(o options) []scenario {
 			}},
 		{name: "sse", label: fmt.Sprintf("SSE 20 events, %d concurrent", o.conc),
 			run: func(ctx context.Context, t *target) result {
-				return closedLoop(ctx, t, shapeSSE, true, o.conc, o.warmup, o.duration)
+				return closedLoop(ctx, t, shapeSSE, true, nil, o.conc, o.warmup, o.duration)
 			}},
 		{name: "streams", label: fmt.Sprintf("%d concurrent SSE, 200 events x 50 ms", o.streams), streams: true, gatewayOnly: true,
 			run: func(ctx context.Context, t *target) result {
@@ -161,9 +165,13 @@ type sample struct {
 }
 
 // closedLoop runs conc workers back to back; requests that end inside the
-// measured window count.
-func closedLoop(ctx context.Context, t *target, s shape, stream bool, conc int, warmup, dur time.Duration) result {
+// measured window count. body, when set, replaces the short request
+// newCaller sends.
+func closedLoop(ctx context.Context, t *target, s shape, stream bool, body []byte, conc int, warmup, dur time.Duration) result {
 	c := newCaller(t, s, stream, conc)
+	if body != nil {
+		c.body = body
+	}
 	var stop atomic.Bool
 	samples := make([][]sample, conc)
 	var wg sync.WaitGroup

@@ -67,7 +67,7 @@ func main() {
 	flag.IntVar(&o.rate, "rate", 500, "open-loop requests per second")
 	flag.IntVar(&o.streams, "streams", 1000, "concurrent slow streams (200 events × 50 ms)")
 	flag.IntVar(&o.streams10k, "streams10k", 10000, "concurrent slower streams (20 events × 1 s); 0 skips")
-	flag.StringVar(&o.only, "only", "", "comma-separated scenarios to run (json,open,sse,streams,streams10k); empty = all")
+	flag.StringVar(&o.only, "only", "", "comma-separated scenarios to run (json,agent,open,sse,streams,streams10k); empty = all")
 	flag.StringVar(&o.targets, "targets", "", "comma-separated targets (direct,nginx,gofloor,ccload); empty = all available")
 	flag.BoolVar(&o.keep, "keep", false, "keep the work directory (configs, logs, database)")
 	flag.StringVar(&o.pprof, "pprof", "", "scenario during which to save a 5 s CPU profile of ccload, or for a streams scenario its heap profile with all streams open (needs server.pprof)")

@@ -362,6 +362,9 @@ user root;
 events { worker_connections 24000; }
 http {
   access_log off;
+  # Request bodies stay in memory, as ccload keeps them (the default
+  # 16k buffer sent an agent-sized request to a temp file).
+  client_body_buffer_size 1m;
   client_body_temp_path %[1]s/body;
   proxy_temp_path %[1]s/proxy;
   fastcgi_temp_path %[1]s/fastcgi;
