@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 	"unicode/utf8"
 )
@@ -24,4 +25,16 @@ func FuzzAppendJSONString(f *testing.F) {
 			t.Fatalf("%q -> %s -> %q", s, out, back)
 		}
 	})
+}
+
+// BenchmarkAppendJSONString writes prompt-like text: prose and code with
+// a newline or a quote every few dozen bytes, and some non-ASCII.
+func BenchmarkAppendJSONString(b *testing.B) {
+	s := strings.Repeat("The tool returned: if err != nil { return fmt.Errorf(\"read: %w\", err) } — done.\n", 120)
+	b.SetBytes(int64(len(s)))
+	b.ReportAllocs()
+	buf := make([]byte, 0, 2*len(s))
+	for b.Loop() {
+		buf = AppendJSONString(buf[:0], s)
+	}
 }
