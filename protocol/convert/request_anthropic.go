@@ -125,7 +125,7 @@ func rqAnthTools(r *Req, v gjson.Result, to protocol.Family) error {
 	}
 	for i, t := range v.Array() {
 		var m [7]gjson.Result
-		rqPick(t, []string{"type", "name", "description", "input_schema", "strict", "defer_loading", "input_examples"}, m[:])
+		pick(t, []string{"type", "name", "description", "input_schema", "strict", "defer_loading", "input_examples"}, m[:])
 		typ, name, desc, schema, strict, deferLoading, examples := m[0].Str, m[1], m[2], m[3], m[4], m[5], m[6]
 		if strings.HasPrefix(typ, "web_search_") {
 			r.hostedSearch(to, fmt.Sprintf("tools[%d] (type %q)", i, typ))

@@ -209,7 +209,7 @@ func rqGemTools(r *Req, v gjson.Result, to protocol.Family) error {
 			}
 			for j, fd := range decls.Array() {
 				var m [6]gjson.Result
-				rqPick(fd, []string{"name", "description", "parametersJsonSchema", "parameters", "response", "responseJsonSchema"}, m[:])
+				pick(fd, []string{"name", "description", "parametersJsonSchema", "parameters", "response", "responseJsonSchema"}, m[:])
 				d := ToolDef{Name: m[0].Str, Desc: m[1].Str}
 				if d.Name == "" {
 					err = rqBadRequest("tools[%d].functionDeclarations[%d].name: missing", i, j)

@@ -91,24 +91,6 @@ func (w *reqJSON) rawObject(v string) {
 // rqAppendString appends s as a JSON string (protocol.AppendJSONString).
 func rqAppendString(b []byte, s string) []byte { return protocol.AppendJSONString(b, s) }
 
-// rqPick sets out[i] to obj's member names[i], finding them all in one
-// walk of obj; the first of duplicate keys wins, as with Get. A Get per
-// member walks obj from its start each time, and all of it for a member
-// obj does not have. Tool definitions, whose descriptions and schemas run
-// to kilobytes, are read this way: with a Get per member they were a
-// fifth of converting a Claude Code request.
-func rqPick(obj gjson.Result, names []string, out []gjson.Result) {
-	obj.ForEach(func(k, v gjson.Result) bool {
-		for i, n := range names {
-			if k.Str == n && !out[i].Exists() {
-				out[i] = v
-				break
-			}
-		}
-		return true
-	})
-}
-
 // reqValidObject reports whether body is one valid JSON object.
 func reqValidObject(body []byte) bool {
 	if !jsonwalk.Valid(jsonwalk.View(body)) {

@@ -112,7 +112,7 @@ func rqChatTools(r *Req, v gjson.Result, to protocol.Family) error {
 		switch typ := t.Get("type").Str; typ {
 		case "function":
 			var m [4]gjson.Result
-			rqPick(t.Get("function"), []string{"name", "description", "parameters", "strict"}, m[:])
+			pick(t.Get("function"), []string{"name", "description", "parameters", "strict"}, m[:])
 			d := ToolDef{Name: m[0].Str, Desc: m[1].Str}
 			if p := m[2]; p.Exists() && p.Type != gjson.Null {
 				d.Params = p.Raw

@@ -116,7 +116,7 @@ func rqRespToolList(r *Req, v gjson.Result, path, ns, nsDesc string, to protocol
 			}
 		case "function":
 			var m [4]gjson.Result
-			rqPick(t, []string{"name", "description", "parameters", "strict"}, m[:])
+			pick(t, []string{"name", "description", "parameters", "strict"}, m[:])
 			d := ToolDef{Name: m[0].Str, Desc: m[1].Str}
 			if p := m[2]; p.Exists() && p.Type != gjson.Null {
 				d.Params = p.Raw

@@ -36,27 +36,30 @@ func (d *geminiStreamIn) decode(p *pipe, data, name string) error {
 	if !r.IsObject() {
 		return errStreamShape
 	}
-	if e := r.Get("error"); e.Exists() && e.Type != gjson.Null {
+	var m [6]gjson.Result
+	pick(r, []string{"error", "usageMetadata", "responseId", "createTime", "candidates", "promptFeedback"}, m[:])
+	if e := m[0]; e.Exists() && e.Type != gjson.Null {
 		status, msg := streamErrorOf(r, 500)
 		return p.fail(status, msg)
 	}
-	if um := r.Get("usageMetadata"); um.IsObject() {
+	if um := m[1]; um.IsObject() {
 		d.usage = geminiUsage(um)
 		p.seen(d.usage)
 	}
-	p.start(strLit(r.Get("responseId")), geminiTime(r.Get("createTime").Str), d.usage)
-	cand := r.Get("candidates.0")
+	p.start(strLit(m[2]), geminiTime(m[3].Str), d.usage)
+	var c [2]gjson.Result
+	pick(m[4].Get("0"), []string{"content", "finishReason"}, c[:])
 	var err error
-	cand.Get("content.parts").ForEach(func(_, part gjson.Result) bool {
+	c[0].Get("parts").ForEach(func(_, part gjson.Result) bool {
 		err = d.part(p, part)
 		return err == nil
 	})
 	if err != nil {
 		return err
 	}
-	if fr := cand.Get("finishReason").Str; fr != "" {
+	if fr := c[1].Str; fr != "" {
 		p.finish(stopFromGemini(fr), "", d.usage)
-	} else if r.Get("promptFeedback.blockReason").Str != "" {
+	} else if m[5].Get("blockReason").Str != "" {
 		p.finish(stopRefusal, "", d.usage)
 	}
 	return nil

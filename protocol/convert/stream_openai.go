@@ -38,18 +38,24 @@ func (d *chatStreamIn) decode(p *pipe, data, name string) error {
 		return nil
 	}
 	r := gjson.Parse(data)
-	if e := r.Get("error"); e.Exists() && e.Type != gjson.Null {
+	var m [5]gjson.Result
+	pick(r, []string{"error", "id", "created", "usage", "choices"}, m[:])
+	if e := m[0]; e.Exists() && e.Type != gjson.Null {
 		status, msg := streamErrorOf(r, 500)
 		return p.fail(status, msg)
 	}
-	p.start(strLit(r.Get("id")), r.Get("created").Int(), Usage{})
-	if u := r.Get("usage"); u.IsObject() {
+	p.start(strLit(m[1]), m[2].Int(), Usage{})
+	if u := m[3]; u.IsObject() {
 		d.usage, d.haveUsage = chatUsage(u), true
 		p.seen(d.usage)
 	}
-	if ch := r.Get("choices.0"); ch.Exists() && ch.Get("index").Int() == 0 {
-		if err := d.choice(p, ch); err != nil {
-			return err
+	if ch := m[4].Get("0"); ch.Exists() {
+		var c [3]gjson.Result
+		pick(ch, []string{"index", "delta", "finish_reason"}, c[:])
+		if c[0].Int() == 0 {
+			if err := d.choice(p, c[1], c[2]); err != nil {
+				return err
+			}
 		}
 	}
 	if d.sawStop && d.haveUsage {
@@ -58,8 +64,8 @@ func (d *chatStreamIn) decode(p *pipe, data, name string) error {
 	return nil
 }
 
-func (d *chatStreamIn) choice(p *pipe, ch gjson.Result) error {
-	dl := ch.Get("delta")
+// choice handles the first choice's delta and finish_reason.
+func (d *chatStreamIn) choice(p *pipe, dl, finish gjson.Result) error {
 	rc := litField(dl.Raw, "reasoning_content")
 	if rc == "" {
 		rc = litField(dl.Raw, "reasoning")
@@ -78,7 +84,7 @@ func (d *chatStreamIn) choice(p *pipe, ch gjson.Result) error {
 	if err != nil {
 		return err
 	}
-	if fr := ch.Get("finish_reason").Str; fr != "" {
+	if fr := finish.Str; fr != "" {
 		d.stop, d.sawStop = stopFromChat(fr), true
 		p.blockStop()
 	}
