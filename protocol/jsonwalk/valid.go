@@ -1,7 +1,5 @@
 package jsonwalk
 
-import "math/bits"
-
 // Valid reports whether s is exactly one JSON value (RFC 8259) with only
 // whitespace around it, as encoding/json.Valid does; like it, Valid leaves
 // UTF-8 to the caller (the engine checks utf8.Valid first).
@@ -133,39 +131,13 @@ func literal(s string, i int, word string) int {
 	return i + len(word)
 }
 
-const (
-	ones  = 0x0101010101010101
-	highs = 0x8080808080808080
-)
-
 // validString checks the string that starts at s[i] (a quote) and returns
 // the index just past it, or -1: no control byte below 0x20 inside, and
 // only the escapes JSON defines.
 func validString(s string, i int) int {
 	j := i + 1
 	for {
-		// Eight bytes at a time while none is a quote, a backslash or a
-		// control byte (the has-zero and has-less word tests). The lowest
-		// byte either test marks is exact (a false mark only follows a true
-		// one), so it is where the scan stops.
-		for j+8 <= len(s) {
-			w := s[j : j+8] // one bounds check; the compiler merges the loads
-			x := uint64(w[0]) | uint64(w[1])<<8 | uint64(w[2])<<16 | uint64(w[3])<<24 |
-				uint64(w[4])<<32 | uint64(w[5])<<40 | uint64(w[6])<<48 | uint64(w[7])<<56
-			q := x ^ ('"' * ones)
-			b := x ^ ('\\' * ones)
-			if m := ((q-ones)&^q | (b-ones)&^b | (x-0x20*ones)&^x) & highs; m != 0 {
-				j += bits.TrailingZeros64(m) >> 3
-				goto stop
-			}
-			j += 8
-		}
-		for ; j < len(s); j++ {
-			if c := s[j]; c == '"' || c == '\\' || c < 0x20 {
-				break
-			}
-		}
-	stop:
+		j = Plain(s, j, false)
 		if j >= len(s) || s[j] < 0x20 {
 			return -1
 		}
