@@ -297,7 +297,7 @@ func (e *Engine) attemptAs(ctx *fasthttp.RequestCtx, r *request, rt config.Route
 //
 //go:noinline
 func (e *Engine) bodyFor(ctx *fasthttp.RequestCtx, r *request, rt config.Route, up protocol.Family, at *attemptLog) ([]byte, bool) {
-	body, notes, err := r.upstreamBody(up, rt.Upstream, convert.RequestOptions{HostedSearch: rt.Channel.WebSearch})
+	body, notes, err := r.upstreamBody(up, rt.Upstream, convert.RequestOptions{HostedSearch: rt.Channel.WebSearch, Checked: r.bodyChecked})
 	if r.socket {
 		notes = append(notes, "transport: websocket")
 	}

@@ -14,19 +14,22 @@ import (
 // everything it needs from the fasthttp context, so streaming code that
 // runs after the handler returns never touches the RequestCtx.
 type request struct {
-	id       uint64
-	ep       endpoint
-	snap     *config.Snapshot
-	token    *config.Token
-	body     []byte
-	header   [][2]string // client headers that may be forwarded (native only)
-	query    string
-	model    string
-	stream   bool
-	start    time.Time
-	clientIP string
-	attempts int
-	rec      record
+	id    uint64
+	ep    endpoint
+	snap  *config.Snapshot
+	token *config.Token
+	body  []byte
+	// bodyChecked: admission found body to be one valid JSON object
+	// (checkInput), so a conversion need not check it again.
+	bodyChecked bool
+	header      [][2]string // client headers that may be forwarded (native only)
+	query       string
+	model       string
+	stream      bool
+	start       time.Time
+	clientIP    string
+	attempts    int
+	rec         record
 	// chatUsage: an OpenAI Chat client sent stream_options.include_usage.
 	chatUsage bool
 	chSlot    *load // the winning channel's concurrency slot, released by finish

@@ -120,6 +120,7 @@ func (r *request) admit(ctx *fasthttp.RequestCtx) *clientError {
 		if ce := checkInput(r.body, in); ce != nil {
 			return ce
 		}
+		r.bodyChecked = true
 	}
 	switch {
 	case r.model != "": // a form's model, read by admitForm

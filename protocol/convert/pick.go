@@ -1,6 +1,10 @@
 package convert
 
-import "github.com/tidwall/gjson"
+import (
+	"github.com/tidwall/gjson"
+
+	"ccload/protocol/jsonwalk"
+)
 
 // pick sets out[i] to obj's member names[i], finding them all in one walk
 // of obj; the first of duplicate keys wins, as with Get. A Get per member
@@ -9,12 +13,17 @@ import "github.com/tidwall/gjson"
 // kilobytes, and stream chunks, read for half a dozen members each
 // thousands of times a stream, are read this way: with a Get per member
 // tool definitions were a fifth of converting a Claude Code request, and
-// chunk members half of converting a Chat stream.
+// chunk members half of converting a Chat stream. The walk is jsonwalk's
+// (walk.go); a non-object has no members.
 func pick(obj gjson.Result, names []string, out []gjson.Result) {
-	obj.ForEach(func(k, v gjson.Result) bool {
+	if !obj.IsObject() {
+		return
+	}
+	jsonwalk.Members(obj.Raw, func(k, raw string) bool {
+		k = memberName(k)
 		for i, n := range names {
-			if k.Str == n && !out[i].Exists() {
-				out[i] = v
+			if k == n && !out[i].Exists() {
+				out[i] = result(raw)
 				break
 			}
 		}

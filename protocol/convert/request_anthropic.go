@@ -16,13 +16,18 @@ const rqDefaultAnthropicMaxTokens = 32000
 
 // rqDecodeAnthropic reads a Messages API request.
 func rqDecodeAnthropic(r *Req, body []byte, to protocol.Family) error {
-	root := gjson.ParseBytes(body)
+	root := parseBody(body)
 	var thinking, outputConfig gjson.Result
 	var err error
-	root.ForEach(func(k, v gjson.Result) bool {
+	var msgs gjson.Result
+	forEach(root, func(k, v gjson.Result) bool {
 		switch k.Str {
-		case "model", "stream", "messages":
-			// model and stream come from the engine; messages below.
+		case "model", "stream":
+			// model and stream come from the engine
+		case "messages": // read below
+			if !msgs.Exists() { // the first of duplicate keys, as Get reads it
+				msgs = v
+			}
 		case "system":
 			err = rqAnthSystem(r, v)
 		case "max_tokens":
@@ -63,11 +68,10 @@ func rqDecodeAnthropic(r *Req, body []byte, to protocol.Family) error {
 	if err := rqAnthReasoning(r, thinking, outputConfig, to); err != nil {
 		return err
 	}
-	msgs := root.Get("messages")
 	if !msgs.IsArray() {
 		return rqBadRequest("messages: want an array")
 	}
-	for i, m := range msgs.Array() {
+	for i, m := range elements(msgs) {
 		if err := rqAnthMessage(r, m, i, to); err != nil {
 			return err
 		}
@@ -83,7 +87,7 @@ func rqAnthSystem(r *Req, v gjson.Result) error {
 		}
 		return nil
 	case v.IsArray():
-		for i, b := range v.Array() {
+		for i, b := range elements(v) {
 			if b.Get("type").Str != "text" {
 				return rqBadRequest("system[%d]: want a text block", i)
 			}
@@ -101,12 +105,12 @@ func rqAnthSystem(r *Req, v gjson.Result) error {
 // exactly that).
 func rqAnthContextNoop(v gjson.Result) bool {
 	ok := true
-	v.ForEach(func(k, e gjson.Result) bool {
+	forEach(v, func(k, e gjson.Result) bool {
 		if k.Str != "edits" {
 			ok = false
 			return false
 		}
-		e.ForEach(func(_, ed gjson.Result) bool {
+		forEach(e, func(_, ed gjson.Result) bool {
 			typ := ed.Get("type").Str
 			keep := ed.Get("keep")
 			if len(typ) < 14 || typ[:14] != "clear_thinking" || keep.String() != "all" {
@@ -123,7 +127,7 @@ func rqAnthTools(r *Req, v gjson.Result, to protocol.Family) error {
 	if !v.IsArray() {
 		return rqBadRequest("tools: want an array")
 	}
-	for i, t := range v.Array() {
+	for i, t := range elements(v) {
 		var m [7]gjson.Result
 		pick(t, []string{"type", "name", "description", "input_schema", "strict", "defer_loading", "input_examples"}, m[:])
 		typ, name, desc, schema, strict, deferLoading, examples := m[0].Str, m[1], m[2], m[3], m[4], m[5], m[6]
@@ -220,7 +224,7 @@ func rqAnthReasoning(r *Req, thinking, oc gjson.Result, to protocol.Family) erro
 		r.Reasoning.Summary = "auto"
 	}
 	var err error
-	oc.ForEach(func(k, v gjson.Result) bool {
+	forEach(oc, func(k, v gjson.Result) bool {
 		switch k.Str {
 		case "effort":
 			r.Reasoning.Effort = v.Str
@@ -272,7 +276,7 @@ func rqAnthMessage(r *Req, m gjson.Result, i int, to protocol.Family) error {
 	blocks := content.Array()
 	parts := make([]Part, 0, len(blocks))
 	for j, b := range blocks {
-		path := fmt.Sprintf("messages[%d].content[%d]", i, j)
+		path := at{}.in("messages", i).in(".content", j)
 		if role == RoleSystem {
 			if b.Get("type").Str != "text" {
 				return rqBadRequest("%s: a system message holds text blocks", path)
@@ -294,33 +298,56 @@ func rqAnthMessage(r *Req, m gjson.Result, i int, to protocol.Family) error {
 	return nil
 }
 
+// anthBlockMembers are the members rqAnthBlock reads, indexed by the ab
+// constants.
+var anthBlockMembers = [...]string{"type", "text", "input", "id", "name", "tool_use_id", "is_error", "content", "thinking", "signature", "data"}
+
+const (
+	abType = iota
+	abText
+	abInput
+	abID
+	abName
+	abToolUseID
+	abIsError
+	abContent
+	abThinking
+	abSignature
+	abData
+)
+
 // rqAnthBlock decodes one content block; inResult limits it to what a
 // tool_result may hold.
-func rqAnthBlock(b gjson.Result, path string, to protocol.Family, inResult bool) (Part, error) {
-	typ := b.Get("type").Str
+func rqAnthBlock(b gjson.Result, path at, to protocol.Family, inResult bool) (Part, error) {
+	// One walk for the members any block type reads: a Get each walked
+	// from the block's start, across a tool result's whole content to
+	// reach an is_error after it.
+	var m [len(anthBlockMembers)]gjson.Result
+	pick(b, anthBlockMembers[:], m[:])
+	typ := m[abType].Str
 	if inResult && typ != "text" && (typ != "image" && typ != "document" || !rqCapsOf[to].resultMedia) {
 		return Part{}, rqRefuseField(to, "%s (type %q in a tool result)", path, typ)
 	}
 	switch typ {
 	case "text":
-		return Part{Kind: PartText, Text: b.Get("text").Str}, nil
+		return Part{Kind: PartText, Text: m[abText].Str}, nil
 	case "image", "document":
 		return rqAnthMedia(b, path, typ, to)
 	case "tool_use":
-		in := b.Get("input")
+		in := m[abInput]
 		if in.Exists() && !in.IsObject() {
 			return Part{}, rqBadRequest("%s.input: want an object", path)
 		}
-		return Part{Kind: PartToolCall, ID: b.Get("id").Str, Name: b.Get("name").Str, Args: in.Raw}, nil
+		return Part{Kind: PartToolCall, ID: m[abID].Str, Name: m[abName].Str, Args: in.Raw}, nil
 	case "tool_result":
-		p := Part{Kind: PartToolResult, ID: b.Get("tool_use_id").Str, IsError: b.Get("is_error").Bool()}
-		c := b.Get("content")
+		p := Part{Kind: PartToolResult, ID: m[abToolUseID].Str, IsError: m[abIsError].Bool()}
+		c := m[abContent]
 		switch {
 		case c.Type == gjson.String:
 			p.Content = []Part{{Kind: PartText, Text: c.Str}}
 		case c.IsArray():
-			for k, cb := range c.Array() {
-				cp, err := rqAnthBlock(cb, fmt.Sprintf("%s.content[%d]", path, k), to, true)
+			for k, cb := range elements(c) {
+				cp, err := rqAnthBlock(cb, path.in(".content", k), to, true)
 				if err != nil {
 					return Part{}, err
 				}
@@ -331,14 +358,14 @@ func rqAnthBlock(b gjson.Result, path string, to protocol.Family, inResult bool)
 		}
 		return p, nil
 	case "thinking":
-		return Part{Kind: PartThinking, Text: b.Get("thinking").Str, Sig: b.Get("signature").Str}, nil
+		return Part{Kind: PartThinking, Text: m[abThinking].Str, Sig: m[abSignature].Str}, nil
 	case "redacted_thinking":
-		return Part{Kind: PartRedacted, Data: b.Get("data").Str}, nil
+		return Part{Kind: PartRedacted, Data: m[abData].Str}, nil
 	}
 	return Part{}, rqRefuseField(to, "%s (type %q)", path, typ)
 }
 
-func rqAnthMedia(b gjson.Result, path, typ string, to protocol.Family) (Part, error) {
+func rqAnthMedia(b gjson.Result, path at, typ string, to protocol.Family) (Part, error) {
 	kind := PartImage
 	if typ == "document" {
 		kind = PartDocument

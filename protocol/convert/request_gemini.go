@@ -18,14 +18,19 @@ const rqSkipSignature = "skip_thought_signature_validator"
 
 // rqDecodeGemini reads a generateContent request.
 func rqDecodeGemini(r *Req, body []byte, to protocol.Family) error {
-	root := gjson.ParseBytes(body)
+	root := parseBody(body)
 	var err error
-	root.ForEach(func(k, v gjson.Result) bool {
+	var contents gjson.Result
+	forEach(root, func(k, v gjson.Result) bool {
 		switch k.Str {
-		case "model", "contents":
-			// the model is in the path; contents below
+		case "model":
+			// the model is in the path
+		case "contents": // read below
+			if !contents.Exists() { // the first of duplicate keys, as Get reads it
+				contents = v
+			}
 		case "systemInstruction", "system_instruction":
-			for _, p := range v.Get("parts").Array() {
+			for _, p := range elements(v.Get("parts")) {
 				if !p.Get("text").Exists() {
 					err = rqBadRequest("systemInstruction.parts: want text parts")
 					return false
@@ -48,12 +53,11 @@ func rqDecodeGemini(r *Req, body []byte, to protocol.Family) error {
 	if err != nil {
 		return err
 	}
-	contents := root.Get("contents")
 	if !contents.IsArray() {
 		return rqBadRequest("contents: want an array")
 	}
 	d := rqGemDecoder{r: r, to: to}
-	for i, c := range contents.Array() {
+	for i, c := range elements(contents) {
 		if err := d.content(c, i); err != nil {
 			return err
 		}
@@ -66,7 +70,7 @@ func rqGemGenConfig(r *Req, g gjson.Result, to protocol.Family) error {
 	var err error
 	var mime string
 	var schema gjson.Result
-	g.ForEach(func(k, v gjson.Result) bool {
+	forEach(g, func(k, v gjson.Result) bool {
 		switch k.Str {
 		case "maxOutputTokens":
 			r.MaxTokens, err = reqInt(v, "generationConfig.maxOutputTokens")
@@ -106,7 +110,7 @@ func rqGemGenConfig(r *Req, g gjson.Result, to protocol.Family) error {
 		case "responseJsonSchema", "_responseJsonSchema", "responseSchema":
 			schema = v
 		case "responseModalities":
-			for _, m := range v.Array() {
+			for _, m := range elements(v) {
 				if !strings.EqualFold(m.Str, "TEXT") {
 					err = rqRefuseField(to, "generationConfig.responseModalities (%s output)", m.Str)
 				}
@@ -152,7 +156,7 @@ func rqGemGenConfig(r *Req, g gjson.Result, to protocol.Family) error {
 
 func rqGemThinking(r *Req, t gjson.Result, to protocol.Family) error {
 	var err error
-	t.ForEach(func(k, v gjson.Result) bool {
+	forEach(t, func(k, v gjson.Result) bool {
 		switch k.Str {
 		case "includeThoughts":
 			if v.Bool() {
@@ -189,9 +193,9 @@ func rqGemTools(r *Req, v gjson.Result, to protocol.Family) error {
 	if !v.IsArray() {
 		return rqBadRequest("tools: want an array")
 	}
-	for i, t := range v.Array() {
+	for i, t := range elements(v) {
 		var err error
-		t.ForEach(func(k, decls gjson.Result) bool {
+		forEach(t, func(k, decls gjson.Result) bool {
 			switch k.Str {
 			case "googleSearch", "google_search", "googleSearchRetrieval", "google_search_retrieval":
 				r.hostedSearch(to, fmt.Sprintf("tools[%d].%s", i, k.Str))
@@ -207,7 +211,7 @@ func rqGemTools(r *Req, v gjson.Result, to protocol.Family) error {
 				err = rqRefuseField(to, "tools[%d].%s", i, k.Str)
 				return false
 			}
-			for j, fd := range decls.Array() {
+			for j, fd := range elements(decls) {
 				var m [6]gjson.Result
 				pick(fd, []string{"name", "description", "parametersJsonSchema", "parameters", "response", "responseJsonSchema"}, m[:])
 				d := ToolDef{Name: m[0].Str, Desc: m[1].Str}
@@ -237,7 +241,7 @@ func rqGemTools(r *Req, v gjson.Result, to protocol.Family) error {
 
 func rqGemToolConfig(r *Req, v gjson.Result, to protocol.Family) error {
 	var err error
-	v.ForEach(func(k, f gjson.Result) bool {
+	forEach(v, func(k, f gjson.Result) bool {
 		if k.Str != "functionCallingConfig" {
 			err = rqRefuseField(to, "toolConfig.%s", k.Str)
 			return false
@@ -310,8 +314,8 @@ func (d *rqGemDecoder) content(c gjson.Result, i int) error {
 	}
 	caps := rqCapsOf[d.to]
 	var parts []Part
-	for j, p := range c.Get("parts").Array() {
-		path := fmt.Sprintf("contents[%d].parts[%d]", i, j)
+	for j, p := range elements(c.Get("parts")) {
+		path := at{}.in("contents", i).in(".parts", j)
 		sig := p.Get("thoughtSignature").Str
 		if sig == "" {
 			sig = p.Get("thought_signature").Str
@@ -337,7 +341,7 @@ func (d *rqGemDecoder) content(c gjson.Result, i int) error {
 			if !blob.Exists() {
 				blob = p.Get("inline_data")
 			}
-			mp, err := rqGemBlob(blob, path+".inlineData", d.to)
+			mp, err := rqGemBlob(blob, path.in(".inlineData", -1), d.to)
 			if err != nil {
 				return err
 			}
@@ -382,7 +386,7 @@ func (d *rqGemDecoder) content(c gjson.Result, i int) error {
 			parts = append(parts, tr)
 		default:
 			kind := "empty"
-			p.ForEach(func(k, _ gjson.Result) bool {
+			forEach(p, func(k, _ gjson.Result) bool {
 				if k.Str != "thoughtSignature" && k.Str != "partMetadata" {
 					kind = k.Str
 					return false
@@ -403,7 +407,7 @@ func (d *rqGemDecoder) content(c gjson.Result, i int) error {
 	return nil
 }
 
-func (d *rqGemDecoder) response(fr gjson.Result, path string) (Part, error) {
+func (d *rqGemDecoder) response(fr gjson.Result, path at) (Part, error) {
 	name := fr.Get("name").Str
 	id := fr.Get("id").Str
 	for k := range d.pending {
@@ -431,11 +435,11 @@ func (d *rqGemDecoder) response(fr gjson.Result, path string) (Part, error) {
 	case resp.Exists():
 		p.Content = []Part{{Kind: PartText, Text: resp.Raw}}
 	}
-	for k, rp := range fr.Get("parts").Array() {
+	for k, rp := range elements(fr.Get("parts")) {
 		if !rqCapsOf[d.to].resultMedia {
 			return Part{}, rqRefuseField(d.to, "%s.functionResponse.parts[%d] (media in a tool result)", path, k)
 		}
-		mp, err := rqGemBlob(rp.Get("inlineData"), fmt.Sprintf("%s.functionResponse.parts[%d].inlineData", path, k), d.to)
+		mp, err := rqGemBlob(rp.Get("inlineData"), path.in(".functionResponse.parts", k).in(".inlineData", -1), d.to)
 		if err != nil {
 			return Part{}, err
 		}
@@ -452,7 +456,7 @@ func rqJsonText(v gjson.Result) string {
 	return v.Raw
 }
 
-func rqGemBlob(b gjson.Result, path string, to protocol.Family) (Part, error) {
+func rqGemBlob(b gjson.Result, path at, to protocol.Family) (Part, error) {
 	mime, data := b.Get("mimeType").Str, b.Get("data").Str
 	if mime == "" {
 		mime = b.Get("mime_type").Str

@@ -96,7 +96,7 @@ func reqValidObject(body []byte) bool {
 	if !jsonwalk.Valid(jsonwalk.View(body)) {
 		return false
 	}
-	return gjson.ParseBytes(body).IsObject()
+	return parseBody(body).IsObject()
 }
 
 // number returns the JSON text of a number field, "" when absent or null.
@@ -133,7 +133,7 @@ func reqStrings(v gjson.Result, field string) ([]string, error) {
 	case v.IsArray():
 		var out []string
 		var err error
-		v.ForEach(func(_, s gjson.Result) bool {
+		forEach(v, func(_, s gjson.Result) bool {
 			if s.Type != gjson.String {
 				err = rqBadRequest("%s: want strings", field)
 				return false
@@ -209,7 +209,7 @@ func rqAppendSchema(w *reqJSON, s gjson.Result, mode rqSchemaMode, depth int) {
 	if !s.IsObject() || depth > rqMaxSchemaDepth {
 		if s.IsArray() && depth <= rqMaxSchemaDepth { // old tuple form of items
 			w.arr()
-			s.ForEach(func(_, v gjson.Result) bool { rqAppendSchema(w, v, mode, depth+1); return true })
+			forEach(s, func(_, v gjson.Result) bool { rqAppendSchema(w, v, mode, depth+1); return true })
 			w.endArr()
 			return
 		}
@@ -218,7 +218,7 @@ func rqAppendSchema(w *reqJSON, s gjson.Result, mode rqSchemaMode, depth int) {
 	}
 	nullable := mode == rqSchemaFromGemini && s.Get("nullable").Bool()
 	w.obj()
-	s.ForEach(func(k, v gjson.Result) bool {
+	forEach(s, func(k, v gjson.Result) bool {
 		key := k.Str
 		switch {
 		case mode == rqSchemaToGemini && (key == "$schema" || key == "$comment"):
@@ -232,7 +232,7 @@ func rqAppendSchema(w *reqJSON, s gjson.Result, mode rqSchemaMode, depth int) {
 		case rqSchemaMap[key] && v.IsObject():
 			w.key(key)
 			w.obj()
-			v.ForEach(func(pk, pv gjson.Result) bool {
+			forEach(v, func(pk, pv gjson.Result) bool {
 				w.key(pk.Str)
 				rqAppendSchema(w, pv, mode, depth+1)
 				return true
@@ -241,7 +241,7 @@ func rqAppendSchema(w *reqJSON, s gjson.Result, mode rqSchemaMode, depth int) {
 		case rqSchemaList[key] && v.IsArray():
 			w.key(key)
 			w.arr()
-			v.ForEach(func(_, pv gjson.Result) bool { rqAppendSchema(w, pv, mode, depth+1); return true })
+			forEach(v, func(_, pv gjson.Result) bool { rqAppendSchema(w, pv, mode, depth+1); return true })
 			w.endArr()
 		default:
 			w.key(key)
@@ -267,7 +267,7 @@ func rqAppendLowerType(w *reqJSON, v gjson.Result, nullable bool) {
 	}
 	if v.IsArray() {
 		w.arr()
-		v.ForEach(func(_, t gjson.Result) bool { w.str(strings.ToLower(t.String())); return true })
+		forEach(v, func(_, t gjson.Result) bool { w.str(strings.ToLower(t.String())); return true })
 		w.endArr()
 		return
 	}

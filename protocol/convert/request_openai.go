@@ -1,7 +1,6 @@
 package convert
 
 import (
-	"fmt"
 	"strings"
 
 	"ccload/protocol"
@@ -12,13 +11,18 @@ import (
 
 // rqDecodeOpenAI reads a Chat Completions request.
 func rqDecodeOpenAI(r *Req, body []byte, to protocol.Family) error {
-	root := gjson.ParseBytes(body)
+	root := parseBody(body)
 	c := rqCapsOf[to]
 	var err error
-	root.ForEach(func(k, v gjson.Result) bool {
+	var msgs gjson.Result
+	forEach(root, func(k, v gjson.Result) bool {
 		switch k.Str {
-		case "model", "stream", "stream_options", "messages":
-			// the engine owns model, stream and usage reporting; messages below
+		case "model", "stream", "stream_options":
+			// the engine owns model, stream and usage reporting
+		case "messages": // read below
+			if !msgs.Exists() { // the first of duplicate keys, as Get reads it
+				msgs = v
+			}
 		case "max_tokens", "max_completion_tokens":
 			r.MaxTokens, err = reqInt(v, k.Str)
 		case "temperature":
@@ -92,11 +96,10 @@ func rqDecodeOpenAI(r *Req, body []byte, to protocol.Family) error {
 	if err != nil {
 		return err
 	}
-	msgs := root.Get("messages")
 	if !msgs.IsArray() {
 		return rqBadRequest("messages: want an array")
 	}
-	for i, m := range msgs.Array() {
+	for i, m := range elements(msgs) {
 		if err := rqChatMessage(r, m, i, to); err != nil {
 			return err
 		}
@@ -108,7 +111,7 @@ func rqChatTools(r *Req, v gjson.Result, to protocol.Family) error {
 	if !v.IsArray() {
 		return rqBadRequest("tools: want an array")
 	}
-	for i, t := range v.Array() {
+	for i, t := range elements(v) {
 		switch typ := t.Get("type").Str; typ {
 		case "function":
 			var m [4]gjson.Result
@@ -197,7 +200,7 @@ func rqChatMessage(r *Req, m gjson.Result, i int, to protocol.Family) error {
 	content := m.Get("content")
 	switch role := m.Get("role").Str; role {
 	case "system", "developer":
-		texts, err := rqChatTexts(content, fmt.Sprintf("messages[%d].content", i))
+		texts, err := rqChatTexts(content, at{}.in("messages", i).in(".content", -1))
 		if err != nil {
 			return err
 		}
@@ -215,7 +218,7 @@ func rqChatMessage(r *Req, m gjson.Result, i int, to protocol.Family) error {
 	case "assistant":
 		return rqChatAssistant(r, m, i, to)
 	case "tool":
-		texts, err := rqChatTexts(content, fmt.Sprintf("messages[%d].content", i))
+		texts, err := rqChatTexts(content, at{}.in("messages", i).in(".content", -1))
 		if err != nil {
 			return err
 		}
@@ -231,7 +234,7 @@ func rqChatMessage(r *Req, m gjson.Result, i int, to protocol.Family) error {
 }
 
 // rqChatTexts reads content that may only hold text: a string or text parts.
-func rqChatTexts(c gjson.Result, path string) ([]string, error) {
+func rqChatTexts(c gjson.Result, path at) ([]string, error) {
 	switch {
 	case c.Type == gjson.String:
 		return []string{c.Str}, nil
@@ -239,7 +242,7 @@ func rqChatTexts(c gjson.Result, path string) ([]string, error) {
 		return nil, nil
 	case c.IsArray():
 		var out []string
-		for j, p := range c.Array() {
+		for j, p := range elements(c) {
 			if t := p.Get("type").Str; t != "text" && t != "refusal" {
 				return nil, rqBadRequest("%s[%d]: want a text part, got %q", path, j, t)
 			}
@@ -263,8 +266,8 @@ func rqChatUserParts(c gjson.Result, i int, to protocol.Family) ([]Part, error) 
 	}
 	caps := rqCapsOf[to]
 	var parts []Part
-	for j, p := range c.Array() {
-		path := fmt.Sprintf("messages[%d].content[%d]", i, j)
+	for j, p := range elements(c) {
+		path := at{}.in("messages", i).in(".content", j)
 		switch typ := p.Get("type").Str; typ {
 		case "text":
 			parts = append(parts, Part{Kind: PartText, Text: p.Get("text").Str})
@@ -322,7 +325,7 @@ func rqChatAssistant(r *Req, m gjson.Result, i int, to protocol.Family) error {
 	if rc := m.Get("reasoning_content"); rc.Type == gjson.String && rc.Str != "" {
 		parts = append(parts, Part{Kind: PartThinking, Text: rc.Str})
 	}
-	texts, err := rqChatTexts(m.Get("content"), fmt.Sprintf("messages[%d].content", i))
+	texts, err := rqChatTexts(m.Get("content"), at{}.in("messages", i).in(".content", -1))
 	if err != nil {
 		return err
 	}
@@ -338,8 +341,8 @@ func rqChatAssistant(r *Req, m gjson.Result, i int, to protocol.Family) error {
 	if m.Get("function_call").IsObject() {
 		return rqRefuseField(to, "messages[%d].function_call", i)
 	}
-	for j, tc := range m.Get("tool_calls").Array() {
-		path := fmt.Sprintf("messages[%d].tool_calls[%d]", i, j)
+	for j, tc := range elements(m.Get("tool_calls")) {
+		path := at{}.in("messages", i).in(".tool_calls", j)
 		switch typ := tc.Get("type").Str; typ {
 		case "function", "":
 			args := tc.Get("function.arguments").Str

@@ -14,13 +14,18 @@ import (
 // rqDecodeResponses reads a Responses API request, including Codex's shapes
 // (additional_tools items, custom tool calls, reasoning items).
 func rqDecodeResponses(r *Req, body []byte, to protocol.Family) error {
-	root := gjson.ParseBytes(body)
+	root := parseBody(body)
 	c := rqCapsOf[to]
 	var err error
-	root.ForEach(func(k, v gjson.Result) bool {
+	var input gjson.Result
+	forEach(root, func(k, v gjson.Result) bool {
 		switch k.Str {
-		case "model", "stream", "stream_options", "input":
-			// the engine owns model and stream; input below
+		case "model", "stream", "stream_options":
+			// the engine owns model and stream
+		case "input": // read below
+			if !input.Exists() { // the first of duplicate keys, as Get reads it
+				input = v
+			}
 		case "instructions":
 			switch v.Type {
 			case gjson.String:
@@ -74,12 +79,11 @@ func rqDecodeResponses(r *Req, body []byte, to protocol.Family) error {
 	if err != nil {
 		return err
 	}
-	input := root.Get("input")
 	switch {
 	case input.Type == gjson.String:
 		r.addMsg(RoleUser, Part{Kind: PartText, Text: input.Str})
 	case input.IsArray():
-		for i, it := range input.Array() {
+		for i, it := range elements(input) {
 			if err := rqRespItem(r, it, i, to); err != nil {
 				return err
 			}
@@ -100,7 +104,7 @@ func rqRespTools(r *Req, v gjson.Result, path string, to protocol.Family) error 
 }
 
 func rqRespToolList(r *Req, v gjson.Result, path, ns, nsDesc string, to protocol.Family) error {
-	for i, t := range v.Array() {
+	for i, t := range elements(v) {
 		switch typ := t.Get("type").Str; typ {
 		case "namespace":
 			p := fmt.Sprintf("%s[%d]", path, i)
@@ -191,7 +195,7 @@ func rqRespToolChoice(r *Req, v gjson.Result, to protocol.Family) error {
 
 func rqRespReasoning(r *Req, v gjson.Result, to protocol.Family) error {
 	var err error
-	v.ForEach(func(k, f gjson.Result) bool {
+	forEach(v, func(k, f gjson.Result) bool {
 		switch k.Str {
 		case "effort":
 			if f.Type != gjson.Null {
@@ -216,7 +220,7 @@ func rqRespReasoning(r *Req, v gjson.Result, to protocol.Family) error {
 
 func rqRespText(r *Req, v gjson.Result, to protocol.Family) error {
 	var err error
-	v.ForEach(func(k, f gjson.Result) bool {
+	forEach(v, func(k, f gjson.Result) bool {
 		switch k.Str {
 		case "verbosity":
 			r.Verbosity = f.Str
@@ -260,7 +264,7 @@ func rqRespItem(r *Req, it gjson.Result, i int, to protocol.Family) error {
 	if typ == "" && it.Get("role").Exists() {
 		typ = "message"
 	}
-	path := fmt.Sprintf("input[%d]", i)
+	path := at{}.in("input", i)
 	switch typ {
 	case "message":
 		return rqRespMessage(r, it, path, to)
@@ -289,7 +293,7 @@ func rqRespItem(r *Req, it gjson.Result, i int, to protocol.Family) error {
 		if out.Type == gjson.String {
 			p.Content = []Part{{Kind: PartText, Text: out.Str}}
 		} else if out.IsArray() {
-			parts, err := rqRespParts(out, path+".output", to, true)
+			parts, err := rqRespParts(out, path.in(".output", -1), to, true)
 			if err != nil {
 				return err
 			}
@@ -301,11 +305,11 @@ func rqRespItem(r *Req, it gjson.Result, i int, to protocol.Family) error {
 		return nil
 	case "reasoning":
 		var texts []string
-		for _, s := range it.Get("summary").Array() {
+		for _, s := range elements(it.Get("summary")) {
 			texts = append(texts, s.Get("text").Str)
 		}
 		if len(texts) == 0 {
-			for _, s := range it.Get("content").Array() {
+			for _, s := range elements(it.Get("content")) {
 				texts = append(texts, s.Get("text").Str)
 			}
 		}
@@ -319,12 +323,12 @@ func rqRespItem(r *Req, it gjson.Result, i int, to protocol.Family) error {
 	case "additional_tools":
 		// Codex "code mode" offers its tools in an input item rather than in
 		// the tools field; they are tools like any other.
-		return rqRespTools(r, it.Get("tools"), path+".tools", to)
+		return rqRespTools(r, it.Get("tools"), path.String()+".tools", to)
 	}
 	return rqRefuseField(to, "%s (type %q)", path, typ)
 }
 
-func rqRespMessage(r *Req, it gjson.Result, path string, to protocol.Family) error {
+func rqRespMessage(r *Req, it gjson.Result, path at, to protocol.Family) error {
 	content := it.Get("content")
 	role := it.Get("role").Str
 	var parts []Part
@@ -332,7 +336,7 @@ func rqRespMessage(r *Req, it gjson.Result, path string, to protocol.Family) err
 		parts = []Part{{Kind: PartText, Text: content.Str}}
 	} else if content.IsArray() {
 		var err error
-		if parts, err = rqRespParts(content, path+".content", to, false); err != nil {
+		if parts, err = rqRespParts(content, path.in(".content", -1), to, false); err != nil {
 			return err
 		}
 	} else {
@@ -357,11 +361,11 @@ func rqRespMessage(r *Req, it gjson.Result, path string, to protocol.Family) err
 }
 
 // rqRespParts reads message content parts or a tool output array.
-func rqRespParts(c gjson.Result, path string, to protocol.Family, inResult bool) ([]Part, error) {
+func rqRespParts(c gjson.Result, path at, to protocol.Family, inResult bool) ([]Part, error) {
 	caps := rqCapsOf[to]
 	var parts []Part
-	for j, p := range c.Array() {
-		pp := fmt.Sprintf("%s[%d]", path, j)
+	for j, p := range elements(c) {
+		pp := path.in("", j)
 		typ := p.Get("type").Str
 		if inResult && (typ == "input_image" || typ == "input_file") && !caps.resultMedia {
 			return nil, rqRefuseField(to, "%s (type %q in a tool output)", pp, typ)

@@ -98,6 +98,16 @@ func TestRequestGolden(t *testing.T) {
 					if got := strings.Join(notes, "\n"); err == nil && got != want {
 						t.Errorf("notes\n got: %s\nwant: %s", got, want)
 					}
+					// The engine's admission checks the body first and says so
+					// (Checked): the conversion must come out the same.
+					if reqValidObject(c.in) {
+						opt := c.opt
+						opt.Checked = true
+						out2, notes2, err2 := RequestWith(c.from, to, c.in, c.model, c.stream, opt)
+						if string(out2) != string(out) || strings.Join(notes2, "\n") != strings.Join(notes, "\n") || fmt.Sprint(err2) != fmt.Sprint(err) {
+							t.Errorf("Checked changed the conversion:\n%s %q %v\nagainst\n%s %q %v", out2, notes2, err2, out, notes, err)
+						}
+					}
 				})
 			}
 			if updateGolden() {
@@ -388,6 +398,16 @@ func BenchmarkRequest(b *testing.B) {
 				b.ReportAllocs()
 				for b.Loop() {
 					if _, err := Request(from, to, body, "bench-model", true); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+			// As the gateway converts: its admission has checked the body.
+			b.Run(string(from)+"-"+string(to)+"-checked", func(b *testing.B) {
+				b.SetBytes(int64(len(body)))
+				b.ReportAllocs()
+				for b.Loop() {
+					if _, _, err := RequestWith(from, to, body, "bench-model", true, RequestOptions{Checked: true}); err != nil {
 						b.Fatal(err)
 					}
 				}

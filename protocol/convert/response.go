@@ -44,14 +44,14 @@ func response(from, to protocol.Family, body []byte, model string, req []byte, c
 	if !okD || !okE {
 		return nil, fmt.Errorf("convert: no response conversion %s -> %s", from, to)
 	}
-	if !jsonwalk.Valid(jsonwalk.View(body)) || !gjson.ParseBytes(body).IsObject() {
+	if !jsonwalk.Valid(jsonwalk.View(body)) || !parseBody(body).IsObject() {
 		return nil, fmt.Errorf("%w: %s body is not a JSON object", ErrUpstreamBody, from)
 	}
 	if e := gjson.GetBytes(body, "error"); e.Exists() && e.Type != gjson.Null {
 		return nil, fmt.Errorf("%w: %s body is an error: %s", ErrUpstreamBody, from, errorMessage(body, 502))
 	}
 	var m respMsg
-	if err := dec(&m, gjson.ParseBytes(body)); err != nil {
+	if err := dec(&m, parseBody(body)); err != nil {
 		return nil, err
 	}
 	m.normalise()

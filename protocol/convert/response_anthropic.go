@@ -10,7 +10,7 @@ import (
 func anthropicResponseIn(m *respMsg, r gjson.Result) error {
 	m.id = r.Get("id").Str
 	var err error
-	r.Get("content").ForEach(func(_, b gjson.Result) bool {
+	forEach(r.Get("content"), func(_, b gjson.Result) bool {
 		switch b.Get("type").Str {
 		case "text":
 			m.addText(blockText, b.Get("text").Str)

@@ -60,7 +60,7 @@ func geminiResponseIn(m *respMsg, r gjson.Result) error {
 	cand := r.Get("candidates.0")
 	var err error
 	n := 0
-	cand.Get("content.parts").ForEach(func(_, part gjson.Result) bool {
+	forEach(cand.Get("content.parts"), func(_, part gjson.Result) bool {
 		sig := part.Get("thoughtSignature").Str
 		if part.Get("thought").Bool() {
 			m.addText(blockThinking, part.Get("text").Str)

@@ -20,7 +20,7 @@ func chatResponseIn(m *respMsg, r gjson.Result) error {
 	}
 	m.addText(blockThinking, rc.Str)
 	if c := msg.Get("content"); c.IsArray() {
-		c.ForEach(func(_, p gjson.Result) bool {
+		forEach(c, func(_, p gjson.Result) bool {
 			if p.Get("type").Str == "text" {
 				m.addText(blockText, p.Get("text").Str)
 			}
@@ -35,7 +35,7 @@ func chatResponseIn(m *respMsg, r gjson.Result) error {
 	}
 	var err error
 	n := 0
-	msg.Get("tool_calls").ForEach(func(_, tc gjson.Result) bool {
+	forEach(msg.Get("tool_calls"), func(_, tc gjson.Result) bool {
 		id := tc.Get("id").Str
 		if id == "" {
 			id = "call_" + strconv.Itoa(n)

@@ -18,10 +18,10 @@ func responsesResponseIn(m *respMsg, r gjson.Result) error {
 	m.id = r.Get("id").Str
 	m.created = r.Get("created_at").Int()
 	var err error
-	r.Get("output").ForEach(func(_, it gjson.Result) bool {
+	forEach(r.Get("output"), func(_, it gjson.Result) bool {
 		switch it.Get("type").Str {
 		case "message":
-			it.Get("content").ForEach(func(_, c gjson.Result) bool {
+			forEach(it.Get("content"), func(_, c gjson.Result) bool {
 				switch c.Get("type").Str {
 				case "output_text":
 					m.addText(blockText, c.Get("text").Str)
@@ -53,7 +53,7 @@ func responsesResponseIn(m *respMsg, r gjson.Result) error {
 // joinTexts joins the text of the parts of type typ with a blank line.
 func joinTexts(parts gjson.Result, typ string) string {
 	var b strings.Builder
-	parts.ForEach(func(_, p gjson.Result) bool {
+	forEach(parts, func(_, p gjson.Result) bool {
 		if p.Get("type").Str == typ && p.Get("text").Str != "" {
 			if b.Len() > 0 {
 				b.WriteString("\n\n")

@@ -122,10 +122,10 @@ func clientToolsOf(client protocol.Family, req []byte) clientTools {
 		m[flat] = toolOrigin{namespace: ns, name: name, custom: typ == "custom"}
 	}
 	scan := func(tools gjson.Result) {
-		tools.ForEach(func(_, t gjson.Result) bool {
+		forEach(tools, func(_, t gjson.Result) bool {
 			if t.Get("type").Str == "namespace" {
 				ns := t.Get("name").Str
-				t.Get("tools").ForEach(func(_, nt gjson.Result) bool {
+				forEach(t.Get("tools"), func(_, nt gjson.Result) bool {
 					add(ns, nt)
 					return true
 				})
@@ -137,7 +137,7 @@ func clientToolsOf(client protocol.Family, req []byte) clientTools {
 	}
 	root := gjson.ParseBytes(req)
 	scan(root.Get("tools"))
-	root.Get("input").ForEach(func(_, it gjson.Result) bool {
+	forEach(root.Get("input"), func(_, it gjson.Result) bool {
 		if it.Get("type").Str == "additional_tools" {
 			scan(it.Get("tools"))
 		}
@@ -157,7 +157,7 @@ func customInput(args string) string {
 	}
 	var only gjson.Result
 	n := 0
-	a.ForEach(func(_, v gjson.Result) bool {
+	forEach(a, func(_, v gjson.Result) bool {
 		only = v
 		n++
 		return n < 2

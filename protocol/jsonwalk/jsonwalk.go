@@ -95,6 +95,36 @@ func Members(obj string, fn func(key, val string) bool) {
 	}
 }
 
+// Elements calls fn with each raw element of the JSON array arr, in
+// order, until fn returns false. It stops quietly at anything malformed.
+// Skipping an element costs what valueEnd costs, a jump from quote to
+// quote inside strings, where gjson's Array and ForEach step through
+// every byte of every element.
+func Elements(arr string, fn func(val string) bool) {
+	i := skipSpace(arr, 0)
+	if i == len(arr) || arr[i] != '[' {
+		return
+	}
+	i++
+	for {
+		i = skipSpace(arr, i)
+		if i < len(arr) && arr[i] == ',' {
+			i = skipSpace(arr, i+1)
+		}
+		if i == len(arr) || arr[i] == ']' {
+			return
+		}
+		end := valueEnd(arr, i)
+		if end <= i {
+			return
+		}
+		if !fn(arr[i:end]) {
+			return
+		}
+		i = end
+	}
+}
+
 func skipSpace(s string, i int) int {
 	for i < len(s) && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r') {
 		i++

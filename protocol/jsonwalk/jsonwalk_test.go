@@ -133,3 +133,41 @@ func BenchmarkMembers(b *testing.B) {
 		})
 	}
 }
+
+// Elements must hand over what gjson's Array holds, element for element.
+func TestElementsAgreesWithGJSON(t *testing.T) {
+	docs := []string{
+		`[]`,
+		` [ 1 , "a" , {"b":"]"} , [2,[3]] , null , true , -1.5e3 , "\\" , "\"]" ] `,
+		`[{"role":"user","content":[{"type":"text","text":"x\\\"y"}]},{"role":"assistant"}]`,
+		`["\u0022",{}]`,
+	}
+	for _, d := range docs {
+		want := gjson.Parse(d).Array()
+		var got []string
+		Elements(d, func(v string) bool { got = append(got, v); return true })
+		if len(got) != len(want) {
+			t.Fatalf("Elements(%q): %d elements, gjson %d", d, len(got), len(want))
+		}
+		for i := range want {
+			if got[i] != want[i].Raw {
+				t.Errorf("Elements(%q)[%d] = %q, gjson %q", d, i, got[i], want[i].Raw)
+			}
+		}
+	}
+	for _, d := range []string{`{"a":[1]}`, `"[1]"`, ``, `[1,`, `["never ends]`} {
+		n := 0
+		Elements(d, func(string) bool { n++; return true })
+		if d[0:min(1, len(d))] != "[" && n != 0 {
+			t.Errorf("Elements(%q) visited %d elements of something that is not an array", d, n)
+		}
+		if d == `["never ends]` && n != 0 {
+			t.Errorf("Elements(%q) handed over a string that never ends", d)
+		}
+	}
+	n := 0
+	Elements(`[1,2,3]`, func(string) bool { n++; return n < 2 })
+	if n != 2 {
+		t.Errorf("Elements went on after fn returned false: %d calls", n)
+	}
+}
