@@ -303,6 +303,23 @@ func rqGemCallID(name string, i, j int) string {
 	return string(b)
 }
 
+// gemPartMembers are the members of a content part rqGemDecoder.content
+// reads, indexed by the gp constants.
+var gemPartMembers = [...]string{"thoughtSignature", "thought_signature", "thought", "text", "inlineData", "inline_data", "fileData", "file_data", "functionCall", "functionResponse"}
+
+const (
+	gpThoughtSignature = iota
+	gpThoughtSignatureSnake
+	gpThought
+	gpText
+	gpInlineData
+	gpInlineDataSnake
+	gpFileData
+	gpFileDataSnake
+	gpFunctionCall
+	gpFunctionResponse
+)
+
 func (d *rqGemDecoder) content(c gjson.Result, i int) error {
 	role := RoleUser
 	switch c.Get("role").Str {
@@ -316,12 +333,17 @@ func (d *rqGemDecoder) content(c gjson.Result, i int) error {
 	var parts []Part
 	for j, p := range elements(c.Get("parts")) {
 		path := at{}.in("contents", i).in(".parts", j)
-		sig := p.Get("thoughtSignature").Str
+		// One walk for every member a part may have: a Get each walked
+		// the part from its start, across a function response's whole
+		// output for each kind tested before it.
+		var m [len(gemPartMembers)]gjson.Result
+		pick(p, gemPartMembers[:], m[:])
+		sig := m[gpThoughtSignature].Str
 		if sig == "" {
-			sig = p.Get("thought_signature").Str
+			sig = m[gpThoughtSignatureSnake].Str
 		}
-		if p.Get("thought").Bool() {
-			parts = append(parts, Part{Kind: PartThinking, Text: p.Get("text").Str, Sig: sig})
+		if m[gpThought].Bool() {
+			parts = append(parts, Part{Kind: PartThinking, Text: m[gpText].Str, Sig: sig})
 			continue
 		}
 		if sig != "" {
@@ -334,22 +356,22 @@ func (d *rqGemDecoder) content(c gjson.Result, i int) error {
 			}
 		}
 		switch {
-		case p.Get("text").Exists():
-			parts = append(parts, Part{Kind: PartText, Text: p.Get("text").Str})
-		case p.Get("inlineData").Exists() || p.Get("inline_data").Exists():
-			blob := p.Get("inlineData")
+		case m[gpText].Exists():
+			parts = append(parts, Part{Kind: PartText, Text: m[gpText].Str})
+		case m[gpInlineData].Exists() || m[gpInlineDataSnake].Exists():
+			blob := m[gpInlineData]
 			if !blob.Exists() {
-				blob = p.Get("inline_data")
+				blob = m[gpInlineDataSnake]
 			}
 			mp, err := rqGemBlob(blob, path.in(".inlineData", -1), d.to)
 			if err != nil {
 				return err
 			}
 			parts = append(parts, mp)
-		case p.Get("fileData").Exists() || p.Get("file_data").Exists():
-			fd := p.Get("fileData")
+		case m[gpFileData].Exists() || m[gpFileDataSnake].Exists():
+			fd := m[gpFileData]
 			if !fd.Exists() {
-				fd = p.Get("file_data")
+				fd = m[gpFileDataSnake]
 			}
 			uri, mime := fd.Get("fileUri").Str, fd.Get("mimeType").Str
 			if uri == "" {
@@ -366,8 +388,8 @@ func (d *rqGemDecoder) content(c gjson.Result, i int) error {
 			default:
 				return rqRefuseField(d.to, "%s.fileData (%s by URL)", path, mime)
 			}
-		case p.Get("functionCall").Exists():
-			fc := p.Get("functionCall")
+		case m[gpFunctionCall].Exists():
+			fc := m[gpFunctionCall]
 			args := fc.Get("args")
 			if args.Exists() && !args.IsObject() {
 				return rqBadRequest("%s.functionCall.args: want an object", path)
@@ -378,8 +400,8 @@ func (d *rqGemDecoder) content(c gjson.Result, i int) error {
 			}
 			d.pending = append(d.pending, rqGemCall{name: fc.Get("name").Str, id: id})
 			parts = append(parts, Part{Kind: PartToolCall, ID: id, Name: fc.Get("name").Str, Args: args.Raw})
-		case p.Get("functionResponse").Exists():
-			tr, err := d.response(p.Get("functionResponse"), path)
+		case m[gpFunctionResponse].Exists():
+			tr, err := d.response(m[gpFunctionResponse], path)
 			if err != nil {
 				return err
 			}
@@ -408,8 +430,9 @@ func (d *rqGemDecoder) content(c gjson.Result, i int) error {
 }
 
 func (d *rqGemDecoder) response(fr gjson.Result, path at) (Part, error) {
-	name := fr.Get("name").Str
-	id := fr.Get("id").Str
+	var m [4]gjson.Result
+	pick(fr, []string{"name", "id", "response", "parts"}, m[:])
+	name, id := m[0].Str, m[1].Str
 	for k := range d.pending {
 		c := &d.pending[k]
 		if c.done || (id != "" && c.id != id) || (id == "" && c.name != name) {
@@ -422,10 +445,30 @@ func (d *rqGemDecoder) response(fr gjson.Result, path at) (Part, error) {
 		return Part{}, rqBadRequest("%s.functionResponse: no functionCall named %q to answer", path, name)
 	}
 	p := Part{Kind: PartToolResult, ID: id, Name: name}
-	resp := fr.Get("response")
-	out, hasOut := resp.Get("output"), resp.Get("output").Exists()
-	errv, hasErr := resp.Get("error"), resp.Get("error").Exists()
-	n := len(resp.Map())
+	resp := m[2]
+	// One walk for output, error and whether they are the only name
+	// there (a Map of the response built a map to count its keys).
+	var out, errv gjson.Result
+	var first string
+	n := 0 // distinct names, up to 2
+	if resp.IsObject() {
+		forEach(resp, func(k, v gjson.Result) bool {
+			switch {
+			case n == 0:
+				first, n = k.Str, 1
+			case k.Str != first:
+				n = 2
+			}
+			if k.Str == "output" && !out.Exists() {
+				out = v
+			}
+			if k.Str == "error" && !errv.Exists() {
+				errv = v
+			}
+			return true
+		})
+	}
+	hasOut, hasErr := out.Exists(), errv.Exists()
 	switch {
 	case hasErr && n == 1:
 		p.IsError = true
@@ -435,7 +478,7 @@ func (d *rqGemDecoder) response(fr gjson.Result, path at) (Part, error) {
 	case resp.Exists():
 		p.Content = []Part{{Kind: PartText, Text: resp.Raw}}
 	}
-	for k, rp := range elements(fr.Get("parts")) {
+	for k, rp := range elements(m[3]) {
 		if !rqCapsOf[d.to].resultMedia {
 			return Part{}, rqRefuseField(d.to, "%s.functionResponse.parts[%d] (media in a tool result)", path, k)
 		}

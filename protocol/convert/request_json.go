@@ -216,7 +216,15 @@ func rqAppendSchema(w *reqJSON, s gjson.Result, mode rqSchemaMode, depth int) {
 		w.raw(s.Raw)
 		return
 	}
-	nullable := mode == rqSchemaFromGemini && s.Get("nullable").Bool()
+	var nullable bool
+	if mode == rqSchemaFromGemini {
+		// pick, not Get: a Get walks the node a byte at a time, all of it
+		// (nested properties too) when there is no nullable, at every
+		// level of the schema.
+		var m [1]gjson.Result
+		pick(s, []string{"nullable"}, m[:])
+		nullable = m[0].Bool()
+	}
 	w.obj()
 	forEach(s, func(k, v gjson.Result) bool {
 		key := k.Str

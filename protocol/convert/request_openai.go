@@ -112,10 +112,12 @@ func rqChatTools(r *Req, v gjson.Result, to protocol.Family) error {
 		return rqBadRequest("tools: want an array")
 	}
 	for i, t := range elements(v) {
-		switch typ := t.Get("type").Str; typ {
+		var tm [3]gjson.Result // a Get finds where a value ends a byte at a time
+		pick(t, []string{"type", "function", "custom"}, tm[:])
+		switch typ := tm[0].Str; typ {
 		case "function":
 			var m [4]gjson.Result
-			pick(t.Get("function"), []string{"name", "description", "parameters", "strict"}, m[:])
+			pick(tm[1], []string{"name", "description", "parameters", "strict"}, m[:])
 			d := ToolDef{Name: m[0].Str, Desc: m[1].Str}
 			if p := m[2]; p.Exists() && p.Type != gjson.Null {
 				d.Params = p.Raw
@@ -125,7 +127,7 @@ func rqChatTools(r *Req, v gjson.Result, to protocol.Family) error {
 			}
 			r.Tools = append(r.Tools, d)
 		case "custom":
-			cu := t.Get("custom")
+			cu := tm[2]
 			d := ToolDef{Name: cu.Get("name").Str, Desc: cu.Get("description").Str, Custom: true}
 			// Chat nests the grammar; the canonical form is the Responses one.
 			if f := cu.Get("format"); f.Get("type").Str == "grammar" {
@@ -197,8 +199,11 @@ func rqChatResponseFormat(r *Req, v gjson.Result, field string, to protocol.Fami
 }
 
 func rqChatMessage(r *Req, m gjson.Result, i int, to protocol.Family) error {
-	content := m.Get("content")
-	switch role := m.Get("role").Str; role {
+	// One walk for the members any role reads (chatMessageMembers).
+	var f [len(chatMessageMembers)]gjson.Result
+	pick(m, chatMessageMembers[:], f[:])
+	content := f[cmContent]
+	switch role := f[cmRole].Str; role {
 	case "system", "developer":
 		texts, err := rqChatTexts(content, at{}.in("messages", i).in(".content", -1))
 		if err != nil {
@@ -216,13 +221,13 @@ func rqChatMessage(r *Req, m gjson.Result, i int, to protocol.Family) error {
 		r.addMsg(RoleUser, parts...)
 		return nil
 	case "assistant":
-		return rqChatAssistant(r, m, i, to)
+		return rqChatAssistant(r, &f, i, to)
 	case "tool":
 		texts, err := rqChatTexts(content, at{}.in("messages", i).in(".content", -1))
 		if err != nil {
 			return err
 		}
-		p := Part{Kind: PartToolResult, ID: m.Get("tool_call_id").Str}
+		p := Part{Kind: PartToolResult, ID: f[cmToolCallID].Str}
 		for _, t := range texts {
 			p.Content = append(p.Content, Part{Kind: PartText, Text: t})
 		}
@@ -232,6 +237,23 @@ func rqChatMessage(r *Req, m gjson.Result, i int, to protocol.Family) error {
 		return rqRefuseField(to, "messages[%d] (role %q)", i, role)
 	}
 }
+
+// chatMessageMembers are the members of a message rqChatMessage and
+// rqChatAssistant read, in one walk (a Get each walked the message from its
+// start, past its content to reach what follows), indexed by the cm
+// constants.
+var chatMessageMembers = [...]string{"content", "role", "tool_call_id", "reasoning_content", "refusal", "audio", "function_call", "tool_calls"}
+
+const (
+	cmContent = iota
+	cmRole
+	cmToolCallID
+	cmReasoningContent
+	cmRefusal
+	cmAudio
+	cmFunctionCall
+	cmToolCalls
+)
 
 // rqChatTexts reads content that may only hold text: a string or text parts.
 func rqChatTexts(c gjson.Result, path at) ([]string, error) {
@@ -320,28 +342,28 @@ func rqAudioMIME(format string) string {
 	return "audio/" + format
 }
 
-func rqChatAssistant(r *Req, m gjson.Result, i int, to protocol.Family) error {
+func rqChatAssistant(r *Req, f *[len(chatMessageMembers)]gjson.Result, i int, to protocol.Family) error {
 	var parts []Part
-	if rc := m.Get("reasoning_content"); rc.Type == gjson.String && rc.Str != "" {
+	if rc := f[cmReasoningContent]; rc.Type == gjson.String && rc.Str != "" {
 		parts = append(parts, Part{Kind: PartThinking, Text: rc.Str})
 	}
-	texts, err := rqChatTexts(m.Get("content"), at{}.in("messages", i).in(".content", -1))
+	texts, err := rqChatTexts(f[cmContent], at{}.in("messages", i).in(".content", -1))
 	if err != nil {
 		return err
 	}
 	for _, t := range texts {
 		parts = append(parts, Part{Kind: PartText, Text: t})
 	}
-	if rf := m.Get("refusal"); rf.Type == gjson.String && rf.Str != "" {
+	if rf := f[cmRefusal]; rf.Type == gjson.String && rf.Str != "" {
 		parts = append(parts, Part{Kind: PartText, Text: rf.Str})
 	}
-	if m.Get("audio").IsObject() {
+	if f[cmAudio].IsObject() {
 		return rqRefuseField(to, "messages[%d].audio", i)
 	}
-	if m.Get("function_call").IsObject() {
+	if f[cmFunctionCall].IsObject() {
 		return rqRefuseField(to, "messages[%d].function_call", i)
 	}
-	for j, tc := range elements(m.Get("tool_calls")) {
+	for j, tc := range elements(f[cmToolCalls]) {
 		path := at{}.in("messages", i).in(".tool_calls", j)
 		switch typ := tc.Get("type").Str; typ {
 		case "function", "":

@@ -259,24 +259,48 @@ func rqRespTextFormat(r *Req, f gjson.Result, to protocol.Family) error {
 	return nil
 }
 
+// respItemMembers are the members of an input item rqRespItem reads, in
+// one walk (a Get each walked the item from its start, past a call's
+// arguments or an output to reach what follows), indexed by the ri
+// constants.
+var respItemMembers = [...]string{"type", "role", "call_id", "name", "namespace", "input", "arguments", "output", "summary", "content", "id", "encrypted_content", "tools"}
+
+const (
+	riType = iota
+	riRole
+	riCallID
+	riName
+	riNamespace
+	riInput
+	riArguments
+	riOutput
+	riSummary
+	riContent
+	riID
+	riEncryptedContent
+	riTools
+)
+
 func rqRespItem(r *Req, it gjson.Result, i int, to protocol.Family) error {
-	typ := it.Get("type").Str
-	if typ == "" && it.Get("role").Exists() {
+	var m [len(respItemMembers)]gjson.Result
+	pick(it, respItemMembers[:], m[:])
+	typ := m[riType].Str
+	if typ == "" && m[riRole].Exists() {
 		typ = "message"
 	}
 	path := at{}.in("input", i)
 	switch typ {
 	case "message":
-		return rqRespMessage(r, it, path, to)
+		return rqRespMessage(r, m[riContent], m[riRole].Str, path, to)
 	case "function_call", "custom_tool_call":
-		p := Part{Kind: PartToolCall, ID: it.Get("call_id").Str, Name: it.Get("name").Str}
-		if ns := it.Get("namespace").Str; ns != "" {
+		p := Part{Kind: PartToolCall, ID: m[riCallID].Str, Name: m[riName].Str}
+		if ns := m[riNamespace].Str; ns != "" {
 			p.Name = FlatToolName(ns, p.Name)
 		}
 		if typ == "custom_tool_call" {
-			p.Custom, p.Input = true, it.Get("input").Str
+			p.Custom, p.Input = true, m[riInput].Str
 		} else {
-			args := it.Get("arguments").Str
+			args := m[riArguments].Str
 			if strings.TrimSpace(args) == "" {
 				args = "{}"
 			}
@@ -288,8 +312,8 @@ func rqRespItem(r *Req, it gjson.Result, i int, to protocol.Family) error {
 		r.addMsg(RoleAssistant, p)
 		return nil
 	case "function_call_output", "custom_tool_call_output":
-		p := Part{Kind: PartToolResult, ID: it.Get("call_id").Str}
-		out := it.Get("output")
+		p := Part{Kind: PartToolResult, ID: m[riCallID].Str}
+		out := m[riOutput]
 		if out.Type == gjson.String {
 			p.Content = []Part{{Kind: PartText, Text: out.Str}}
 		} else if out.IsArray() {
@@ -305,15 +329,15 @@ func rqRespItem(r *Req, it gjson.Result, i int, to protocol.Family) error {
 		return nil
 	case "reasoning":
 		var texts []string
-		for _, s := range elements(it.Get("summary")) {
+		for _, s := range elements(m[riSummary]) {
 			texts = append(texts, s.Get("text").Str)
 		}
 		if len(texts) == 0 {
-			for _, s := range elements(it.Get("content")) {
+			for _, s := range elements(m[riContent]) {
 				texts = append(texts, s.Get("text").Str)
 			}
 		}
-		r.addMsg(RoleAssistant, Part{Kind: PartThinking, ID: it.Get("id").Str, Text: strings.Join(texts, "\n\n"), Sig: it.Get("encrypted_content").Str})
+		r.addMsg(RoleAssistant, Part{Kind: PartThinking, ID: m[riID].Str, Text: strings.Join(texts, "\n\n"), Sig: m[riEncryptedContent].Str})
 		return nil
 	case "web_search_call":
 		// The record of a hosted search an OpenAI upstream ran; what it
@@ -323,14 +347,12 @@ func rqRespItem(r *Req, it gjson.Result, i int, to protocol.Family) error {
 	case "additional_tools":
 		// Codex "code mode" offers its tools in an input item rather than in
 		// the tools field; they are tools like any other.
-		return rqRespTools(r, it.Get("tools"), path.String()+".tools", to)
+		return rqRespTools(r, m[riTools], path.String()+".tools", to)
 	}
 	return rqRefuseField(to, "%s (type %q)", path, typ)
 }
 
-func rqRespMessage(r *Req, it gjson.Result, path at, to protocol.Family) error {
-	content := it.Get("content")
-	role := it.Get("role").Str
+func rqRespMessage(r *Req, content gjson.Result, role string, path at, to protocol.Family) error {
 	var parts []Part
 	if content.Type == gjson.String {
 		parts = []Part{{Kind: PartText, Text: content.Str}}
