@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tidwall/gjson"
+
 	"ccload/protocol"
 )
 
@@ -120,5 +122,23 @@ func TestPinAsksToShare(t *testing.T) {
 	}
 	if share, total := tb.Share("b", []string{"a", "b"}); total != 2 || share != 1 {
 		t.Errorf("Share(b) = %v of %d, want all of 2", share, total)
+	}
+}
+
+// withRole finds what gjson's #(role=="…") query finds: the first object
+// of that role, past elements whose strings hold brackets, escaped quotes
+// and the role's name.
+func TestWithRoleFindsWhatAQueryFinds(t *testing.T) {
+	arr := `[ "user", {"role":"system","content":"a \"role\":\"user\" ]} here"}, [{"role":"user"}],` +
+		` {"content":[{"text":"x\\"}],"role":"user"} , {"role":"user","content":"second"} ]`
+	for _, role := range []string{"user", "system", "assistant"} {
+		got := withRole(gjson.Parse(arr), role)
+		want := gjson.Get(arr, `#(role=="`+role+`")`)
+		if got.Raw != want.Raw {
+			t.Errorf("withRole(%s) = %q, the query %q", role, got.Raw, want.Raw)
+		}
+	}
+	if got := withRole(gjson.Parse(`{"role":"user"}`), "user"); got.Exists() {
+		t.Errorf("an object is not an array of turns: got %q", got.Raw)
 	}
 }

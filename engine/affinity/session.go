@@ -10,6 +10,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"ccload/protocol"
+	"ccload/protocol/jsonwalk"
 )
 
 // Body returns a top-level member of a request body by name. The engine
@@ -115,8 +116,11 @@ func withRole(arr gjson.Result, role string) gjson.Result {
 	if !arr.IsArray() {
 		return found
 	}
-	arr.ForEach(func(_, el gjson.Result) bool {
-		if el.IsObject() && el.Get("role").Str == role {
+	// jsonwalk, not ForEach: ForEach finds the end of each element a byte
+	// at a time, and the first turn of an agent's conversation runs to
+	// tens of kilobytes.
+	jsonwalk.Elements(arr.Raw, func(raw string) bool {
+		if el := gjson.Parse(raw); el.IsObject() && el.Get("role").Str == role {
 			found = el
 			return false
 		}
