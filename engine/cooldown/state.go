@@ -67,13 +67,17 @@ func (e Entry) Confirmed() bool {
 // forgotten by a success, is the zero State: usable.
 func (r *Registry) State(k Key) State {
 	k = k.Normalize()
-	now := r.clock.Now()
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	e, ok := r.entries[k]
 	if !ok {
 		return State{}
 	}
+	// The clock only for a component with an entry: routing asks for the
+	// state of every key, URL, model and channel of each candidate route,
+	// ten reads of the clock per request for components with none (perf,
+	// issue 12).
+	now := r.clock.Now()
 	if now.Before(e.Until) {
 		return State{Cooling: true, Until: e.Until,
 			Hard: hardReason(k.Scope, e.Kind, e.Hinted) && e.hardStrikes >= ConfirmStrikes}
