@@ -68,21 +68,27 @@ func (e Entry) Confirmed() bool {
 func (r *Registry) State(k Key) State {
 	k = k.Normalize()
 	r.mu.RLock()
-	defer r.mu.RUnlock()
 	e, ok := r.entries[k]
+	var cooling State // what State says while k cools
+	var trialUntil time.Time
+	if ok {
+		cooling = State{Cooling: true, Until: e.Until,
+			Hard: hardReason(k.Scope, e.Kind, e.Hinted) && e.hardStrikes >= ConfirmStrikes}
+		trialUntil = e.trialUntil
+	}
+	r.mu.RUnlock()
 	if !ok {
 		return State{}
 	}
-	// The clock only for a component with an entry: routing asks for the
-	// state of every key, URL, model and channel of each candidate route,
-	// ten reads of the clock per request for components with none (perf,
-	// issue 12).
+	// The clock only for a component with an entry (and outside the lock,
+	// as before): routing asks for the state of every key, URL, model and
+	// channel of each candidate route, ten reads of the clock per request
+	// for components with none (perf, issue 12).
 	now := r.clock.Now()
-	if now.Before(e.Until) {
-		return State{Cooling: true, Until: e.Until,
-			Hard: hardReason(k.Scope, e.Kind, e.Hinted) && e.hardStrikes >= ConfirmStrikes}
+	if now.Before(cooling.Until) {
+		return cooling
 	}
-	return State{HalfOpen: true, TrialBusy: now.Before(e.trialUntil)}
+	return State{HalfOpen: true, TrialBusy: now.Before(trialUntil)}
 }
 
 // ClaimTrial takes the half-open trial of k for the caller, so that others
