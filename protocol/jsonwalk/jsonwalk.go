@@ -60,40 +60,7 @@ func Member(obj, key string) string {
 // Members calls fn with each member of the JSON object obj, its key as
 // written (escapes kept) and its raw value, until fn returns false. It
 // stops quietly at anything malformed.
-func Members(obj string, fn func(key, val string) bool) {
-	i := skipSpace(obj, 0)
-	if i == len(obj) || obj[i] != '{' {
-		return
-	}
-	i++
-	for {
-		i = skipSpace(obj, i)
-		if i < len(obj) && obj[i] == ',' {
-			i = skipSpace(obj, i+1)
-		}
-		if i == len(obj) || obj[i] != '"' {
-			return // the closing brace, or not JSON
-		}
-		end := stringEnd(obj, i)
-		if end < 0 {
-			return
-		}
-		key := obj[i+1 : end-1]
-		i = skipSpace(obj, end)
-		if i == len(obj) || obj[i] != ':' {
-			return
-		}
-		i = skipSpace(obj, i+1)
-		end = valueEnd(obj, i)
-		if end <= i {
-			return
-		}
-		if !fn(key, obj[i:end]) {
-			return
-		}
-		i = end
-	}
-}
+func Members(obj string, fn func(key, val string) bool) { items(obj, '{', fn) }
 
 // Elements calls fn with each raw element of the JSON array arr, in
 // order, until fn returns false. It stops quietly at anything malformed.
@@ -101,24 +68,46 @@ func Members(obj string, fn func(key, val string) bool) {
 // quote inside strings, where gjson's Array and ForEach step through
 // every byte of every element.
 func Elements(arr string, fn func(val string) bool) {
-	i := skipSpace(arr, 0)
-	if i == len(arr) || arr[i] != '[' {
+	items(arr, '[', func(_, val string) bool { return fn(val) })
+}
+
+// items is the walk of Members (open '{') and Elements (open '['): the
+// values of s one after another, each after its key in an object.
+func items(s string, open byte, fn func(key, val string) bool) {
+	i := skipSpace(s, 0)
+	if i == len(s) || s[i] != open {
 		return
 	}
 	i++
 	for {
-		i = skipSpace(arr, i)
-		if i < len(arr) && arr[i] == ',' {
-			i = skipSpace(arr, i+1)
+		i = skipSpace(s, i)
+		if i < len(s) && s[i] == ',' {
+			i = skipSpace(s, i+1)
 		}
-		if i == len(arr) || arr[i] == ']' {
+		if i == len(s) || s[i] == open+2 { // '}' and ']' are two past '{' and '['
 			return
 		}
-		end := valueEnd(arr, i)
+		var key string
+		if open == '{' {
+			if s[i] != '"' {
+				return // not JSON
+			}
+			end := stringEnd(s, i)
+			if end < 0 {
+				return
+			}
+			key = s[i+1 : end-1]
+			i = skipSpace(s, end)
+			if i == len(s) || s[i] != ':' {
+				return
+			}
+			i = skipSpace(s, i+1)
+		}
+		end := valueEnd(s, i)
 		if end <= i {
 			return
 		}
-		if !fn(arr[i:end]) {
+		if !fn(key, s[i:end]) {
 			return
 		}
 		i = end
