@@ -43,7 +43,7 @@ func (l aheadListener) Accept() (net.Conn, error) {
 	if err != nil {
 		return c, nil
 	}
-	ac := &aheadConn{Conn: tc, raw: raw}
+	ac := &aheadConn{Conn: tc, raw: raw, sock: newRawSock(tc)}
 	ac.readFn = ac.readSocket // bound once: a closure per read cost four allocations
 	if l.hangups != nil {
 		ac.hangups = l.hangups
@@ -58,7 +58,8 @@ func (l aheadListener) Accept() (net.Conn, error) {
 type aheadConn struct {
 	net.Conn
 	raw   syscall.RawConn
-	ahead *[]byte // bytes read ahead are (*ahead)[off:end]; nil when none
+	sock  *rawSock // the socket's other reads and its writes
+	ahead *[]byte  // bytes read ahead are (*ahead)[off:end]; nil when none
 	off   int
 	end   int
 
@@ -126,9 +127,19 @@ func (c *aheadConn) Read(p []byte) (int, error) {
 		return n, nil
 	}
 	if len(p) != 1 {
+		if c.sock != nil {
+			return c.sock.Read(p)
+		}
 		return c.Conn.Read(p)
 	}
 	return c.readAhead(p)
+}
+
+func (c *aheadConn) Write(p []byte) (int, error) {
+	if c.sock != nil {
+		return c.sock.Write(p)
+	}
+	return c.Conn.Write(p)
 }
 
 // readAhead waits until the socket is readable, holding no buffer, then
@@ -162,7 +173,7 @@ func (c *aheadConn) readAhead(p []byte) (int, error) {
 func (c *aheadConn) readSocket(fd uintptr) bool {
 	c.buf = aheadBufs.Get().(*[]byte)
 	for {
-		c.n, c.err = syscall.Read(int(fd), *c.buf)
+		c.n, c.err = sockRead(fd, *c.buf)
 		if c.err != syscall.EINTR {
 			break
 		}

@@ -216,7 +216,7 @@ func (f *fastUpstream) track(c net.Conn) net.Conn {
 	if !ok {
 		return c
 	}
-	tc := &trackedConn{Conn: c, forget: func() { f.conns.Delete(key) }}
+	tc := &trackedConn{Conn: c, sock: newRawSock(c), forget: func() { f.conns.Delete(key) }}
 	f.conns.Store(key, tc)
 	return tc
 }
@@ -246,6 +246,7 @@ func keyOf(local, remote net.Addr) (connKey, bool) {
 // trackedConn leaves the registry when closed.
 type trackedConn struct {
 	net.Conn
+	sock   *rawSock // nil when c is not a TCP socket
 	once   sync.Once
 	forget func()
 	// body is the streamed answer being read from the connection, from
@@ -260,7 +261,17 @@ func (c *trackedConn) Read(p []byte) (int, error) {
 	if b := c.body; b != nil {
 		b.beforeSocketRead()
 	}
+	if c.sock != nil {
+		return c.sock.Read(p)
+	}
 	return c.Conn.Read(p)
+}
+
+func (c *trackedConn) Write(p []byte) (int, error) {
+	if c.sock != nil {
+		return c.sock.Write(p)
+	}
+	return c.Conn.Write(p)
 }
 
 func (c *trackedConn) Close() error {
