@@ -341,6 +341,7 @@ func (e *Engine) newCall(r *request, rt config.Route, ki, ui int, up protocol.Fa
 		},
 	}
 	c.rq.timers = &c.timers
+	c.rq.lent = &r.bodyLent
 	r.calling(c)
 	if r.debugOn(ch) {
 		x := r.captureRequest(r.attempts, &c.rq)

@@ -19,6 +19,12 @@ type request struct {
 	snap  *config.Snapshot
 	token *config.Token
 	body  []byte
+	// bodyBuf is body's pooled buffer (bodybuf.go), nil when body is not
+	// pooled; dropBody gives it back unless bodyLent: net/http's
+	// transport took the body. relaying: a stream's relay, which runs
+	// after the handler returns, drops the body, not the handler.
+	bodyBuf            *[]byte
+	bodyLent, relaying bool
 	// bodyChecked: admission found body to be one valid JSON object
 	// (checkInput), so a conversion need not check it again.
 	bodyChecked bool
@@ -87,16 +93,20 @@ func (e *Engine) newRequest(ctx *fasthttp.RequestCtx, ep endpoint, snap *config.
 		ep:       ep,
 		snap:     snap,
 		token:    tok,
-		body:     append([]byte(nil), ctx.PostBody()...),
 		start:    e.clock.Now(),
 		clientIP: ClientIP(ctx, &snap.Server),
+	}
+	r.ups, r.socket = ctx.UserValue(wsTurnKey).(*upstreamSockets)
+	if r.socket {
+		r.body = append([]byte(nil), ctx.PostBody()...) // a socket turn's body is not pooled
+	} else {
+		r.body, r.bodyBuf = copyBody(ctx.PostBody())
 	}
 	// fasthttp would hold its copy of the body until the response is out,
 	// which for a stream is its whole life: give it back to fasthttp's pool
 	// now (perf, issue 12: an agent's body is hundreds of kilobytes).
 	ctx.Request.ResetBody()
 	r.header = forwardHeaders(&ctx.Request.Header)
-	r.ups, r.socket = ctx.UserValue(wsTurnKey).(*upstreamSockets)
 	if mayCapture(snap, tok) {
 		r.clientKey = string(clientToken(ctx))
 	}
@@ -109,6 +119,17 @@ func (e *Engine) newRequest(ctx *fasthttp.RequestCtx, ep endpoint, snap *config.
 		red:            e.redactor(snap),
 	}
 	return r
+}
+
+// dropBody ends the request's use of its body, giving a pooled buffer
+// back unless net/http took it. It runs once the answer is out: at the end
+// of the handler, or of the relay for a stream.
+func (r *request) dropBody() {
+	bp := r.bodyBuf
+	r.body, r.bodyBuf = nil, nil
+	if bp != nil && !r.bodyLent {
+		giveBody(bp)
+	}
 }
 
 // wantsChatUsage reports whether an OpenAI Chat client asked for the usage

@@ -34,6 +34,9 @@ func (e *Engine) serveProxy(ctx *fasthttp.RequestCtx, ep endpoint) {
 	r = e.newRequest(ctx, ep, snap, tok)
 	watchHangUp(ctx, r)
 	e.serveRequest(ctx, r)
+	if !r.relaying {
+		r.dropBody()
+	}
 }
 
 // watchHangUp makes r the request told when its client hangs up, until

@@ -98,6 +98,7 @@ func (e *Engine) commit(ctx *fasthttp.RequestCtx, r *request, c *upstreamCall, r
 	if r.socket || r.inProcess {
 		dl.conn = nil // the socket sets its own write deadline per frame; a channel test has no connection
 	}
+	r.relaying = true // relay, not the handler, drops the body
 	ctx.Response.SetBodyStream(&relayBody{run: func(w io.Writer) { e.relay(w, r, c, rd, src, held, dl) }}, -1)
 }
 
@@ -119,9 +120,9 @@ func (e *Engine) relay(w io.Writer, r *request, c *upstreamCall, rd *protocol.Re
 
 	s := newRelayState(e, r, c, w, dl)
 	// Nothing reads the client's body once the stream is committed (no
-	// attempt follows, the converter took what it needs): an agent's body
-	// is hundreds of KB, and a stream lasts minutes.
-	r.body = nil
+	// attempt follows, the converter took what it needs, as copies): an
+	// agent's body is hundreds of KB, and a stream lasts minutes.
+	r.dropBody()
 	if bw, ok := c.resp.Body.(beforeWaiter); ok && bw.beforeWait(s.flush) {
 		defer bw.beforeWait(nil)
 	} else {

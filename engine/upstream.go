@@ -57,6 +57,9 @@ type upstreamRequest struct {
 	// timers are the attempt's, armed by the client once it waits in a
 	// way ctx can interrupt; nil for a probe, whose ctx has a deadline.
 	timers *attemptTimers
+	// lent, when set, is set once net/http takes body, which may be the
+	// request's pooled body (request.dropBody); nil for a probe.
+	lent *bool
 }
 
 // headerSetter is what setUpstreamHeaders needs of a request's headers:
@@ -93,6 +96,9 @@ func (u *upstreams) do(rq *upstreamRequest) (*upstreamResponse, error) {
 		return u.fast.do(rq)
 	}
 	rq.timers.arm() // net/http watches ctx from here on
+	if rq.lent != nil {
+		*rq.lent = true // the transport may read the body after RoundTrip returns
+	}
 	client, err := u.client(rq.proxy)
 	if err != nil {
 		return nil, errBadProxy
