@@ -42,7 +42,7 @@ func rawPair(t *testing.T) (client net.Conn, server net.Conn, s *rawSock) {
 func TestRawSockMovesBytesBothWays(t *testing.T) {
 	client, _, s := rawPair(t)
 	out := bytes.Repeat([]byte("0123456789abcdef"), 1<<18) // 4 MiB
-	in := bytes.Repeat([]byte("request;"), 1<<15)         // 256 KiB
+	in := bytes.Repeat([]byte("request;"), 1<<15)          // 256 KiB
 
 	type result struct {
 		n   int
