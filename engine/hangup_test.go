@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"ccload/engine"
+	"ccload/store"
 )
 
 // The gateway watches each client connection for a hang-up (hangups):
@@ -27,6 +28,14 @@ const sseHeaders = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransf
 // and then goes silent; leave decides when the client closes its
 // connection.
 func hangUpCase(t *testing.T, opts engine.Options, head string, stream bool, leave func(br *bufio.Reader)) {
+	if row := hangUp(t, opts, head, stream, leave); row.Status != 499 || row.Attempts != 1 {
+		t.Errorf("log row: status %d after %d attempts (%s), want 499 after 1", row.Status, row.Attempts, row.Error)
+	}
+}
+
+// hangUp runs hangUpCase's exchange and returns the request's log row.
+func hangUp(t *testing.T, opts engine.Options, head string, stream bool, leave func(br *bufio.Reader)) store.LogRow {
+	t.Helper()
 	rest, closed, armRelease := closedByGateway(t)
 	up := rawUpstream(t, func(c net.Conn) {
 		if answering(c, head) {
@@ -52,11 +61,32 @@ func hangUpCase(t *testing.T, opts engine.Options, head string, stream bool, lea
 		t.Fatal("the upstream request was not cancelled after the client hung up")
 	}
 	rows := g.waitLogs(t, 1)
-	if rows[0].Status != 499 || rows[0].Attempts != 1 {
-		t.Errorf("log row: status %d after %d attempts (%s), want 499 after 1", rows[0].Status, rows[0].Attempts, rows[0].Error)
-	}
 	if cd := g.Engine.Cooldowns().List(); len(cd) != 0 {
 		t.Errorf("a client hanging up cooled %v", cd)
+	}
+	return rows[0]
+}
+
+// TestHangUpAfterTheLastEventIsNotAnAbandon: the client read the whole
+// stream, its closing event included, and closed the connection before
+// the upstream closed its own. The client had the whole answer: the row
+// is a success with its usage, not a 499 (passthrough_test saw this race
+// now and then; here the upstream never closes).
+func TestHangUpAfterTheLastEventIsNotAnAbandon(t *testing.T) {
+	whole := sseMessageStart + sseBlockStart + sseTextDelta("all of it") + sseBlockStop + sseMessageDelta(2) + sseMessageStop
+	row := hangUp(t, engine.Options{}, sseHeaders+chunk(whole), true, func(br *bufio.Reader) {
+		for {
+			line, err := br.ReadString('\n')
+			if err != nil {
+				t.Fatalf("stream ended before message_stop: %v", err)
+			}
+			if strings.Contains(line, `"type":"message_stop"`) {
+				return
+			}
+		}
+	})
+	if row.Status != 200 || row.OutputTokens != 2 || row.Error != "" {
+		t.Errorf("log row: status %d, %d output tokens, error %q; want 200, 2 and none", row.Status, row.OutputTokens, row.Error)
 	}
 }
 

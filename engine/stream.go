@@ -172,6 +172,24 @@ type relayState struct {
 	conv         convert.Stream        // when converting
 	track        *convert.UsageTracker // when native
 	lastProgress time.Time
+	// ended: the upstream's closing event came (endsAnswer), so what the
+	// client receives after it is complete.
+	ended bool
+}
+
+// endsAnswer reports whether ev closes a complete answer in family's
+// stream grammar. Gemini's streams have no such event: they end at EOF.
+func endsAnswer(f protocol.Family, ev *protocol.Event) bool {
+	switch f {
+	case protocol.OpenAI:
+		return ev.IsDone()
+	case protocol.Anthropic:
+		return string(ev.Name) == "message_stop"
+	case protocol.Responses:
+		n := string(ev.Name)
+		return n == "response.completed" || n == "response.incomplete"
+	}
+	return false
 }
 
 //go:noinline
@@ -235,6 +253,9 @@ var outBufs = sync.Pool{New: func() any { return &outBuf{b: make([]byte, 0, 1<<1
 const keepOut = 2 << 10
 
 func (s *relayState) feed(ev *protocol.Event) error {
+	if endsAnswer(s.c.family, ev) {
+		s.ended = true
+	}
 	if !s.native {
 		return s.conv.Event(ev, s.emitFn)
 	}
@@ -304,7 +325,11 @@ func (s *relayState) end(err error) {
 	case s.werr != nil:
 		r.rec.fail(499, errClientGone.Error()+" or stopped reading for server.stream_write_timeout", true)
 	case err != nil && !errors.Is(err, io.EOF) && r.gone.Load():
-		r.rec.fail(499, errClientGone.Error()+" during the stream", true)
+		// A client that hangs up once the closing event reached it had
+		// the whole answer, and may close before the upstream does.
+		if !s.ended {
+			r.rec.fail(499, errClientGone.Error()+" during the stream", true)
+		}
 	case errors.As(err, &converted):
 		// The converter already sent the client its error event.
 		r.rec.fail(converted.Status, converted.Message, true)
