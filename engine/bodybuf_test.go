@@ -23,8 +23,9 @@ func TestBodyClassFits(t *testing.T) {
 }
 
 // TestCopyBodyCopiesAndGivesBack: the copy is src's bytes in a buffer of
-// its own; given back, it is poisoned under the race detector (the
-// engine's tests then see any view kept past dropBody) or pooled.
+// its class; given back, it is poisoned under the race detector (the
+// engine's tests then see any view kept past dropBody); a body over the
+// largest class is not pooled.
 func TestCopyBodyCopiesAndGivesBack(t *testing.T) {
 	src := bytes.Repeat([]byte(`{"model":"m"}`), 3000) // 39 KB: pooled in every build
 	b, bp := copyBody(src)
@@ -34,17 +35,11 @@ func TestCopyBodyCopiesAndGivesBack(t *testing.T) {
 	if cap(*bp) != pooledBodyClass0<<bodyClass(len(src)) {
 		t.Fatalf("buffer of %d bytes for a %d-byte body, want its class's %d", cap(*bp), len(src), pooledBodyClass0<<bodyClass(len(src)))
 	}
-	view := string(b[:10]) // a copy, as admission's clones are
 	giveBody(bp)
 	if poisonBodies && b[0] != '~' {
 		t.Fatalf("a given-back body reads %q, want it overwritten", b[:10])
 	}
-	if view != `{"model":"` {
-		t.Fatalf("a copy taken before giveBody changed: %q", view)
-	}
-	if huge := make([]byte, pooledBodyMax+1); true {
-		if _, bp := copyBody(huge); bp != nil {
-			t.Fatal("a body over pooledBodyMax was pooled")
-		}
+	if _, bp := copyBody(make([]byte, pooledBodyMax+1)); bp != nil {
+		t.Fatal("a body over pooledBodyMax was pooled")
 	}
 }

@@ -39,15 +39,15 @@ func (l aheadListener) Accept() (net.Conn, error) {
 	if !ok {
 		return c, nil
 	}
-	raw, err := tc.SyscallConn()
-	if err != nil {
+	sock := newRawSock(tc)
+	if sock == nil {
 		return c, nil
 	}
-	ac := &aheadConn{Conn: tc, raw: raw, sock: newRawSock(tc)}
+	ac := &aheadConn{Conn: tc, sock: sock}
 	ac.readFn = ac.readSocket // bound once: a closure per read cost four allocations
 	if l.hangups != nil {
 		ac.hangups = l.hangups
-		_ = raw.Control(func(fd uintptr) { l.hangups.watch(ac, int(fd)) })
+		_ = sock.rc.Control(func(fd uintptr) { l.hangups.watch(ac, int(fd)) })
 	}
 	return ac, nil
 }
@@ -57,8 +57,7 @@ func (l aheadListener) Accept() (net.Conn, error) {
 // reads the socket past the bytes read ahead.
 type aheadConn struct {
 	net.Conn
-	raw   syscall.RawConn
-	sock  *rawSock // the socket's other reads and its writes
+	sock  *rawSock // the socket's reads past those read ahead, and its writes
 	ahead *[]byte  // bytes read ahead are (*ahead)[off:end]; nil when none
 	off   int
 	end   int
@@ -127,25 +126,17 @@ func (c *aheadConn) Read(p []byte) (int, error) {
 		return n, nil
 	}
 	if len(p) != 1 {
-		if c.sock != nil {
-			return c.sock.Read(p)
-		}
-		return c.Conn.Read(p)
+		return c.sock.Read(p)
 	}
 	return c.readAhead(p)
 }
 
-func (c *aheadConn) Write(p []byte) (int, error) {
-	if c.sock != nil {
-		return c.sock.Write(p)
-	}
-	return c.Conn.Write(p)
-}
+func (c *aheadConn) Write(p []byte) (int, error) { return c.sock.Write(p) }
 
 // readAhead waits until the socket is readable, holding no buffer, then
 // reads what is there into a pooled one and returns its first byte.
 func (c *aheadConn) readAhead(p []byte) (int, error) {
-	if err := c.raw.Read(c.readFn); err != nil {
+	if err := c.sock.rc.Read(c.readFn); err != nil {
 		return 0, err // a deadline, or the connection closed (a *net.OpError)
 	}
 	buf, n, rerr := c.buf, c.n, c.err
