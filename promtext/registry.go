@@ -8,6 +8,7 @@ package promtext
 
 import (
 	"cmp"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -65,8 +66,16 @@ type vec[T any] struct {
 	labels     []string
 	make       func() *T
 
-	mu       sync.RWMutex
-	children map[string]*child[T]
+	// read is a copy of children that lookups use without a lock: a
+	// read-write lock's reader count is one cache line every request on
+	// every core writes, several times per request (perf, issue 12). It
+	// is refreshed from children once as many lookups have missed it as
+	// children holds, so that a new series costs its copy only amortized.
+	read atomic.Pointer[map[string]*child[T]]
+
+	mu       sync.Mutex
+	children map[string]*child[T] // every child; under mu
+	misses   int                  // lookups read did not answer since it was copied; under mu
 }
 
 type child[T any] struct {
@@ -87,25 +96,30 @@ func (v *vec[T]) with(values []string) *T {
 	for _, s := range values {
 		key = append(append(key, s...), 0xff) // 0xff is never in UTF-8 text
 	}
-	v.mu.RLock()
-	c := v.children[string(key)]
-	v.mu.RUnlock()
-	if c != nil {
-		return c.m
+	if read := v.read.Load(); read != nil {
+		if c := (*read)[string(key)]; c != nil {
+			return c.m
+		}
 	}
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	if c = v.children[string(key)]; c == nil {
+	c := v.children[string(key)]
+	if c == nil {
 		c = &child[T]{values: slices.Clone(values), m: v.make()}
 		v.children[string(key)] = c
+	}
+	if v.misses++; v.misses >= len(v.children) {
+		read := maps.Clone(v.children)
+		v.read.Store(&read)
+		v.misses = 0
 	}
 	return c.m
 }
 
 // each calls f for every child, in no order.
 func (v *vec[T]) each(f func(labels []string, m *T)) {
-	v.mu.RLock()
-	defer v.mu.RUnlock()
+	v.mu.Lock()
+	defer v.mu.Unlock()
 	for _, c := range v.children {
 		f(c.values, c.m)
 	}

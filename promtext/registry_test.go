@@ -2,6 +2,7 @@ package promtext_test
 
 import (
 	"math"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -118,6 +119,37 @@ func TestConcurrentUpdates(t *testing.T) {
 		if !strings.Contains(got, line+"\n") {
 			t.Errorf("missing %q in\n%s", line, got)
 		}
+	}
+}
+
+// TestSeriesAddedWhileOthersAreRead: lookups read a copy of the series
+// that is refreshed as new ones arrive; a series made while others are
+// read must be the one every later lookup finds, and counted once.
+func TestSeriesAddedWhileOthersAreRead(t *testing.T) {
+	var r promtext.Registry
+	c := r.CounterVec("t_total", "x", "k")
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 2000 {
+				// Each goroutine walks the same 300 series from a different
+				// start, so series are made and read at once.
+				c.With(strconv.Itoa((i + g*37) % 300)).Inc()
+			}
+		}()
+	}
+	wg.Wait()
+	var total float64
+	for k := range 300 {
+		total += c.With(strconv.Itoa(k)).Value()
+	}
+	if total != 8*2000 {
+		t.Fatalf("the series hold %v increments, want %d", total, 8*2000)
+	}
+	if n := strings.Count(string(r.AppendText(nil)), "\nt_total{"); n != 300 {
+		t.Fatalf("the text has %d series, want 300", n)
 	}
 }
 
