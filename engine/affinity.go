@@ -43,7 +43,7 @@ func (e *Engine) preferPinned(r *request, p *routePlan, now time.Time) {
 	if !a.Enabled || r.session.ID == "" || len(p.usable) == 0 || p.usable[0].anyway {
 		return
 	}
-	pin, ok := e.reg.pins.Get(r.token.Name, pinKey(r), now)
+	pin, ok := e.reg.pins.GetKey(r.pinKey(), now)
 	if !ok {
 		return
 	}
@@ -122,7 +122,13 @@ func pinnedFirst(r *request, ch *config.Channel, idx []int, id func(int) string,
 // pinKey is what a pin is kept under besides the token: the session and
 // the model, because providers cache per model, and one agent session
 // mixes models (Claude Code's small fast model for side tasks).
-func pinKey(r *request) string { return r.session.ID + "\x00" + r.model }
+func (r *request) pinKey() affinity.SessionKey {
+	if !r.keyed {
+		// Once per request: preferPinned looks the pin up, repin sets it.
+		r.sessionKey, r.keyed = affinity.Key(r.token.Name, r.session.ID, r.model), true
+	}
+	return r.sessionKey
+}
 
 // repin records the route that just served the request's session.
 func (e *Engine) repin(r *request, c *upstreamCall, now time.Time) {
@@ -135,7 +141,7 @@ func (e *Engine) repin(r *request, c *upstreamCall, now time.Time) {
 		Key:     e.reg.keyID(ch.Keys[c.keyIndex]),
 		URL:     e.reg.urlID(ch.URLs[c.urlIndex].URL), // no credentials: pins may be shared
 	}
-	if k, share := e.reg.pins.Pin(r.token.Name, pinKey(r), rt, now); share {
+	if k := r.pinKey(); e.reg.pins.PinKey(k, rt, now) {
 		e.sharePin(k, rt)
 	}
 }

@@ -52,7 +52,11 @@ type request struct {
 	// session: which client session this is (engine/affinity); pin: the
 	// route of its last success, when the plan honours it.
 	session affinity.Identity
-	pin     affinity.Route
+	// sessionKey is the session's key in the affinity table once keyed
+	// is set (pinKey).
+	sessionKey affinity.SessionKey
+	keyed      bool
+	pin        affinity.Route
 	// inProcess: a request made inside ccload (a channel test) on a
 	// RequestCtx with no connection.
 	inProcess bool

@@ -142,3 +142,21 @@ func TestWithRoleFindsWhatAQueryFinds(t *testing.T) {
 		t.Errorf("an object is not an array of turns: got %q", got.Raw)
 	}
 }
+
+// TestKeyOfPartsIsTheKeyOfTheirJoin: instances share pins by key
+// (storage.shared), so a key made from parts must be the one an instance
+// that joined them itself would make, and parts must not run together.
+func TestKeyOfPartsIsTheKeyOfTheirJoin(t *testing.T) {
+	if Key("tok", "s", "m") != sessionKey("tok", "s\x00m") {
+		t.Fatal("Key of parts differs from the key of their NUL-joined string")
+	}
+	if Key("tok", "s", "m") == Key("tok", "sm") || Key("tok", "s", "m") == Key("to", "ks", "m") {
+		t.Fatal("parts ran together")
+	}
+	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	tb := NewTable(10, time.Hour)
+	tb.PinKey(Key("tok", "s", "m"), Route{Channel: "a"}, now)
+	if got, ok := tb.Get("tok", "s\x00m", now); !ok || got.Channel != "a" {
+		t.Fatalf("Get after PinKey: %v %v", got, ok)
+	}
+}

@@ -56,9 +56,17 @@ func (t *Table) Resize(max int, ttl time.Duration) {
 // sessionKey hashes token and session together, so one token's session id
 // can never select another token's pin, and the table's memory does not
 // depend on how long clients make their ids.
-func sessionKey(token, session string) [16]byte {
+func sessionKey(token, session string) [16]byte { return Key(token, session) }
+
+// Key is the table's key of a session of token, for GetKey and PinKey (a
+// request that looks its pin up and then pins hashes once): the parts are
+// hashed joined by NUL bytes, so Key(t, a, b) is Key(t, a+"\x00"+b).
+func Key(token string, session ...string) SessionKey {
 	var buf [256]byte // token and session ids are short: no allocation
-	b := append(append(append(buf[:0], token...), 0), session...)
+	b := append(buf[:0], token...)
+	for _, s := range session {
+		b = append(append(b, 0), s...)
+	}
 	sum := sha256.Sum256(b)
 	var k [16]byte
 	copy(k[:], sum[:])
@@ -70,7 +78,11 @@ func (t *Table) Get(token, session string, now time.Time) (Route, bool) {
 	if session == "" {
 		return Route{}, false
 	}
-	k := sessionKey(token, session)
+	return t.GetKey(Key(token, session), now)
+}
+
+// GetKey is Get by the session's Key.
+func (t *Table) GetKey(k SessionKey, now time.Time) (Route, bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	el, ok := t.entries[k]
@@ -91,18 +103,27 @@ func (t *Table) Get(token, session string, now time.Time) (Route, bool) {
 // after half the TTL, so that their copies do not expire while the session
 // stays on this instance.
 func (t *Table) Pin(token, session string, rt Route, now time.Time) (SessionKey, bool) {
-	if session == "" || t.max <= 0 {
+	if session == "" {
 		return SessionKey{}, false
 	}
-	k := sessionKey(token, session)
+	k := Key(token, session)
+	return k, t.PinKey(k, rt, now)
+}
+
+// PinKey is Pin by the session's Key; it reports whether the pin should
+// be shared.
+func (t *Table) PinKey(k SessionKey, rt Route, now time.Time) bool {
+	if t.max <= 0 {
+		return false
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	e := t.put(k, rt, now)
 	if e.sent.IsZero() || now.Sub(e.sent) > t.ttl/2 {
 		e.sent = now
-		return k, true
+		return true
 	}
-	return k, false
+	return false
 }
 
 // Put records a pin another instance shared; unlike Pin it never asks for
