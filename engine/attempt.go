@@ -549,6 +549,22 @@ func rewriteBody(rules []config.BodyRule, body []byte) ([]byte, error) {
 }
 
 func copyResponseHeaders(ctx *fasthttp.RequestCtx, h interface{ Get(string) string }) {
+	if hh, ok := h.(*h1Header); ok {
+		// One walk of the upstream's few headers rather than a lookup per
+		// kept name, each of which walks them for a name that is mostly
+		// absent (perf, issue 12). The first of repeated names wins, as
+		// with Get.
+		var seen [len(keepResponseHeaders)]bool
+		for _, kv := range hh.kv {
+			for i, name := range keepResponseHeaders {
+				if !seen[i] && kv[1] != "" && strings.EqualFold(kv[0], name) {
+					seen[i] = true
+					ctx.Response.Header.Set(name, kv[1])
+				}
+			}
+		}
+		return
+	}
 	for _, k := range keepResponseHeaders {
 		if v := h.Get(k); v != "" {
 			ctx.Response.Header.Set(k, v)

@@ -11,11 +11,11 @@ import (
 //
 // They run only while something waits that the context can interrupt.
 // net/http and the WebSocket client watch the context from the start, so
-// they are armed before the request goes out. The fasthttp client bounds
+// they are armed before the request goes out. The HTTP/1.1 client bounds
 // its wait for the response headers with a read deadline at the first of
 // the two (headerBy, headerCause) and arms them when a read of the body
-// has to wait for the socket (fastBody.arm). A small non-stream answer,
-// read from fasthttp's buffer with its headers, never arms them: two
+// has to wait for the socket (h1Body.arm). A small non-stream answer,
+// read from the connection's buffer with its headers, never arms them: two
 // runtime timers set and stopped and six closures less per request (perf,
 // issue 12).
 type attemptTimers struct {
@@ -90,9 +90,9 @@ func stopped(stop func()) func() {
 }
 
 // headerCause is the cause the context would have ended with had the
-// timers run while the fasthttp client waited for headers until headerBy:
+// timers run while the HTTP/1.1 client waited for headers until headerBy:
 // the first of the two to fire. The client ends the context with it
-// itself when its header deadline passes (fastUpstream.do).
+// itself when its header deadline passes (h1Upstream.failed).
 func (t *attemptTimers) headerCause() error {
 	if t.firstByte > 0 && (t.total <= 0 || t.firstByte <= t.total) {
 		return t.firstByteCause

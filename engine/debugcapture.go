@@ -173,12 +173,7 @@ func credentialHeader(name string) bool {
 	case "authorization", "proxy-authorization", "x-api-key", "x-goog-api-key", "api-key", "cookie", "set-cookie":
 		return true
 	}
-	for _, w := range credentialWords {
-		if strings.Contains(lower, string(w)) {
-			return true
-		}
-	}
-	return false
+	return namesCredential([]byte(lower))
 }
 
 // maskCredential keeps an auth scheme ("Bearer ") and fingerprints the rest
@@ -312,9 +307,9 @@ func responseHeaders(h interface{ Get(string) string }) headerList {
 				out.Add(k, v)
 			}
 		}
-	case fastHeader:
-		for k, v := range h.h.All() {
-			out.Add(string(k), string(v))
+	case *h1Header:
+		for _, kv := range h.kv {
+			out.Add(kv[0], kv[1])
 		}
 	}
 	return out

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"net"
+	"net/netip"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -109,4 +110,16 @@ func (h *hangups) run() {
 			}
 		}
 	}
+}
+
+// connKey names a TCP connection by its address pair.
+type connKey struct{ local, remote netip.AddrPort }
+
+func keyOf(local, remote net.Addr) (connKey, bool) {
+	l, ok1 := local.(*net.TCPAddr)
+	r, ok2 := remote.(*net.TCPAddr)
+	if !ok1 || !ok2 {
+		return connKey{}, false
+	}
+	return connKey{l.AddrPort(), r.AddrPort()}, true
 }

@@ -17,6 +17,8 @@ func TestForwardHeadersRule(t *testing.T) {
 		"anthropic-beta": "keep", "User-Agent": "keep", "x-mock-scenario": "keep",
 		"Authorization": "Bearer t", "x-api-key": "t", "Proxy-Authorization": "Basic x",
 		"Anthropic-Api-Key": "c", "X-Upstream-Key": "c", "X-Auth-Token": "c", "Session-Id": "c",
+		"X-Request-Signature": "c", "X-Db-Passwd": "c", "X-Credentials": "c", "X-Secret": "c", "X-Cookie-Jar": "c",
+		"X-Stainless-Lang": "keep", "Accept": "keep",
 		"Connection": "close, X-Hop", "X-Hop": "c", "Keep-Alive": "5",
 		"Bad Header": "c", "Bad(Name": "c", "X-Ctl": "a\x01b",
 	}
@@ -32,6 +34,48 @@ func TestForwardHeadersRule(t *testing.T) {
 		if _, have := got[http.CanonicalHeaderKey(k)]; have != want {
 			if _, raw := got[k]; raw != want {
 				t.Errorf("%s forwarded=%v, want %v", k, raw || have, want)
+			}
+		}
+	}
+}
+
+// TestCopyResponseHeadersKeepsOnlyTheListed: a client sees the upstream's
+// Content-Type and request ids, whatever their case and from either
+// upstream client, and nothing else (cookies, rate-limit counters of the
+// channel key, organisation ids).
+func TestCopyResponseHeadersKeepsOnlyTheListed(t *testing.T) {
+	upstream := [][2]string{
+		{"content-type", "application/json"}, {"request-id", "req_1"}, {"x-request-id", "xr_1"},
+		{"Request-Id", "second"}, {"set-cookie", "s=1"}, {"anthropic-ratelimit-requests-remaining", "5"},
+		{"openai-organization", "org"}, {"X-Empty", ""},
+	}
+	raw := "HTTP/1.1 200 OK\r\n"
+	hh := http.Header{}
+	for _, kv := range upstream {
+		raw += kv[0] + ": " + kv[1] + "\r\n"
+		hh.Add(kv[0], kv[1])
+	}
+	h1, status, err := parseHead([]byte(raw + "\r\n"))
+	if err != nil || status != 200 {
+		t.Fatalf("parseHead: %d %v", status, err)
+	}
+	want := map[string]string{"Content-Type": "application/json", "Request-Id": "req_1", "X-Request-Id": "xr_1"}
+	for name, h := range map[string]interface{ Get(string) string }{"h1": h1, "net/http": hh} {
+		var ctx fasthttp.RequestCtx
+		copyResponseHeaders(&ctx, h)
+		got := map[string]string{}
+		ctx.Response.Header.VisitAll(func(k, v []byte) {
+			if string(k) != "Content-Length" && string(k) != "Server" && string(k) != "Date" {
+				got[string(k)] = string(v)
+			}
+		})
+		if len(got) != len(want) {
+			t.Errorf("%s: client sees %v, want %v", name, got, want)
+			continue
+		}
+		for k, v := range want {
+			if got[k] != v {
+				t.Errorf("%s: %s = %q, want %q (all: %v)", name, k, got[k], v, got)
 			}
 		}
 	}

@@ -104,7 +104,7 @@ func (e *Engine) commit(ctx *fasthttp.RequestCtx, r *request, c *upstreamCall, r
 
 // relay writes the committed stream to the client. What the events that
 // arrived together become goes out as one chunk, flushed right before the
-// relay may wait for the upstream again (fastBody.beforeWait, or
+// relay may wait for the upstream again (h1Body.beforeWait, or
 // flushingSource): an event is never held back waiting for the next, and
 // events that arrived together cost one write instead of one each (perf,
 // issue 12: the write per event was most of a stream's CPU). A write
@@ -352,7 +352,7 @@ const flushAt = 4 << 10
 
 // beforeWaiter is an upstream body that can run a func right before it
 // reads the socket, the one read that may wait for the upstream
-// (fastBody). relay flushes there when it can, and before every read of
+// (h1Body). relay flushes there when it can, and before every read of
 // the body otherwise (flushingSource).
 type beforeWaiter interface {
 	beforeWait(f func()) bool

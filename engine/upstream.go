@@ -14,23 +14,23 @@ import (
 
 // upstreams sends attempts upstream with one of two clients. Plain
 // http:// URLs without a proxy (local relays, other gateways, the mock) go
-// through fasthttp's HTTP/1.1 client (fastUpstream): it writes a request in
+// through ccload's own HTTP/1.1 client (h1Upstream): it writes a request in
 // one syscall and keeps no goroutines per connection, which is most of
 // what a proxy hop costs. Everything else goes through net/http, which
 // speaks HTTP/2 to the providers over TLS and supports http, https and
 // socks5 proxies. Both cancel an attempt the moment its context ends: a
 // timer fired, the client hung up (hangups), or a write to a client that
-// went away failed. The fasthttp client learns it only once the response
-// headers are in (fastBody.arm); net/http at once.
+// went away failed. The HTTP/1.1 client learns it only once the response
+// headers are in (h1Body.arm); net/http at once.
 type upstreams struct {
 	inject  http.RoundTripper
 	mu      sync.Mutex
 	clients map[string]*http.Client // proxy URL ("" = direct) -> client
-	fast    *fastUpstream
+	h1      *h1Upstream
 }
 
 func newUpstreams(rt http.RoundTripper) *upstreams {
-	return &upstreams{inject: rt, clients: map[string]*http.Client{}, fast: newFastUpstream()}
+	return &upstreams{inject: rt, clients: map[string]*http.Client{}, h1: newH1Upstream()}
 }
 
 // upstreamRequest is one attempt's request, whichever client sends it.
@@ -44,12 +44,13 @@ type upstreamRequest struct {
 	// channel key, rewrite rules).
 	header func(h headerSetter)
 	// headerBy bounds the wait for the response headers (zero: none). The
-	// attempt's timers end ctx too; this lets the fasthttp client stop at
+	// attempt's timers end ctx too; this lets the HTTP/1.1 client stop at
 	// once without a goroutine watching ctx.
 	headerBy time.Time
 	// watch: ctx may end before headerBy for a reason the wall clock does
-	// not know (timers on an injected clock); the fasthttp client then
-	// watches ctx as net/http does (fastUpstream.doWatched).
+	// not know (timers on an injected clock); the HTTP/1.1 client then
+	// closes its connection when ctx ends, as net/http watches it
+	// (h1Upstream.conn).
 	watch bool
 	// onResponse, when set, sees the response before anything reads its
 	// body (debug capture wraps the body).
@@ -93,7 +94,9 @@ var (
 // transport error to classify.
 func (u *upstreams) do(rq *upstreamRequest) (*upstreamResponse, error) {
 	if u.inject == nil && rq.proxy == "" && strings.HasPrefix(rq.url, "http://") {
-		return u.fast.do(rq)
+		if t, ok := parseH1Target(rq.url); ok {
+			return u.h1.do(rq, t)
+		}
 	}
 	rq.timers.arm() // net/http watches ctx from here on
 	if rq.lent != nil {
