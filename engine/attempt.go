@@ -548,16 +548,22 @@ func rewriteBody(rules []config.BodyRule, body []byte) ([]byte, error) {
 	return body, nil
 }
 
-func copyResponseHeaders(ctx *fasthttp.RequestCtx, h interface{ Get(string) string }) {
+// copyResponseHeaders gives the client the upstream's kept headers; a
+// contentType other than "" replaces the upstream's Content-Type.
+func copyResponseHeaders(ctx *fasthttp.RequestCtx, h interface{ Get(string) string }, contentType string) {
+	if contentType != "" {
+		ctx.SetContentType(contentType)
+	}
 	if hh, ok := h.(*h1Header); ok {
 		// One walk of the upstream's few headers rather than a lookup per
 		// kept name, each of which walks them for a name that is mostly
 		// absent (perf, issue 12). The first of repeated names wins, as
 		// with Get.
 		var seen [len(keepResponseHeaders)]bool
+		seen[0] = contentType != "" // keepResponseHeaders[0] is Content-Type
 		for _, kv := range hh.kv {
 			for i, name := range keepResponseHeaders {
-				if !seen[i] && kv[1] != "" && strings.EqualFold(kv[0], name) {
+				if !seen[i] && kv[1] != "" && len(kv[0]) == len(name) && strings.EqualFold(kv[0], name) {
 					seen[i] = true
 					ctx.Response.Header.Set(name, kv[1])
 				}
@@ -565,7 +571,10 @@ func copyResponseHeaders(ctx *fasthttp.RequestCtx, h interface{ Get(string) stri
 		}
 		return
 	}
-	for _, k := range keepResponseHeaders {
+	for i, k := range keepResponseHeaders {
+		if i == 0 && contentType != "" {
+			continue
+		}
 		if v := h.Get(k); v != "" {
 			ctx.Response.Header.Set(k, v)
 		}

@@ -168,4 +168,5 @@ func validHeaderValue(v []byte) bool {
 // keepResponseHeaders are the upstream response headers a client may see.
 // Everything else (hop-by-hop, cookies, the channel key's rate-limit
 // counters, provider organisation ids) stays behind.
+// Content-Type comes first (copyResponseHeaders).
 var keepResponseHeaders = [...]string{"Content-Type", "Request-Id", "X-Request-Id"}

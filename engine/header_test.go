@@ -62,7 +62,7 @@ func TestCopyResponseHeadersKeepsOnlyTheListed(t *testing.T) {
 	want := map[string]string{"Content-Type": "application/json", "Request-Id": "req_1", "X-Request-Id": "xr_1"}
 	for name, h := range map[string]interface{ Get(string) string }{"h1": h1, "net/http": hh} {
 		var ctx fasthttp.RequestCtx
-		copyResponseHeaders(&ctx, h)
+		copyResponseHeaders(&ctx, h, "")
 		got := map[string]string{}
 		ctx.Response.Header.VisitAll(func(k, v []byte) {
 			if string(k) != "Content-Length" && string(k) != "Server" && string(k) != "Date" {
@@ -77,6 +77,23 @@ func TestCopyResponseHeadersKeepsOnlyTheListed(t *testing.T) {
 			if got[k] != v {
 				t.Errorf("%s: %s = %q, want %q (all: %v)", name, k, got[k], v, got)
 			}
+		}
+	}
+}
+
+// TestCopyResponseHeadersReplacesTheType: an answer ccload converted or
+// streams keeps the upstream's request ids but carries its own type.
+func TestCopyResponseHeadersReplacesTheType(t *testing.T) {
+	h1, _, err := parseHead([]byte("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nRequest-Id: r\r\n\r\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hh := http.Header{"Content-Type": {"text/plain"}, "Request-Id": {"r"}}
+	for name, h := range map[string]interface{ Get(string) string }{"h1": h1, "net/http": hh} {
+		var ctx fasthttp.RequestCtx
+		copyResponseHeaders(&ctx, h, "application/json")
+		if ct, id := string(ctx.Response.Header.ContentType()), string(ctx.Response.Header.Peek("Request-Id")); ct != "application/json" || id != "r" {
+			t.Errorf("%s: Content-Type %q, Request-Id %q", name, ct, id)
 		}
 	}
 }

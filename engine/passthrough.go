@@ -162,7 +162,7 @@ func (e *Engine) streamThrough(ctx *fasthttp.RequestCtx, r *request, c *upstream
 	c.at.end(now, c.resp.StatusCode, failure.Outcome{})
 	e.succeeded(r, c, now)
 	ctx.SetStatusCode(c.resp.StatusCode)
-	copyResponseHeaders(ctx, c.resp.Header)
+	copyResponseHeaders(ctx, c.resp.Header, "")
 	dl := writeDeadline{conn: ctx.Conn(), d: r.snap.Server.Limits.StreamWriteTimeout.D()}
 	ctx.Response.SetBodyStream(&relayBody{run: func(w io.Writer) {
 		defer e.finish(r)

@@ -90,8 +90,7 @@ func (e *Engine) commit(ctx *fasthttp.RequestCtx, r *request, c *upstreamCall, r
 	e.succeeded(r, c, now)
 
 	ctx.SetStatusCode(fasthttp.StatusOK)
-	copyResponseHeaders(ctx, c.resp.Header)
-	ctx.SetContentType("text/event-stream")
+	copyResponseHeaders(ctx, c.resp.Header, "text/event-stream")
 	ctx.Response.Header.Set("Cache-Control", "no-cache")
 	ctx.Response.Header.Set("X-Accel-Buffering", "no")
 	dl := writeDeadline{conn: ctx.Conn(), d: r.snap.Server.Limits.StreamWriteTimeout.D()}

@@ -483,16 +483,21 @@ type h1Header struct {
 	// untilClose: a Transfer-Encoding other than chunked, so the body
 	// ends with the connection.
 	untilClose bool
+	// inline holds kv's first pairs: one allocation for a usual answer's
+	// headers.
+	inline [8][2]string
 }
 
 func (h *h1Header) Get(name string) string {
 	for _, kv := range h.kv {
-		if strings.EqualFold(kv[0], name) {
+		if len(kv[0]) == len(name) && strings.EqualFold(kv[0], name) {
 			return kv[1]
 		}
 	}
 	return ""
 }
+
+var errMalformedHeader = errors.New("upstream answer: malformed header")
 
 // parseHead parses a header block (status line, headers, blank line).
 func parseHead(block []byte) (*h1Header, int, error) {
@@ -507,27 +512,29 @@ func parseHead(block []byte) (*h1Header, int, error) {
 		}
 		status = status*10 + int(d-'0')
 	}
-	h := &h1Header{length: -1, close: line[7] == '0', kv: make([][2]string, 0, 8)}
+	h := &h1Header{length: -1, close: line[7] == '0'}
+	h.kv = h.inline[:0]
 	all := string(rest) // one string for every name and value
-	for all != "" {
-		var l string
-		l, all, _ = strings.Cut(all, "\r\n")
-		if l == "" {
-			break
+	for {
+		i := strings.Index(all, "\r\n")
+		if i <= 0 {
+			break // the blank line (the block ends with one)
 		}
+		l := all[:i]
+		all = all[i+2:]
 		if l[0] == ' ' || l[0] == '\t' {
 			if len(h.kv) == 0 {
-				return nil, 0, errors.New("upstream answer: malformed header")
+				return nil, 0, errMalformedHeader
 			}
 			// An obsolete line folding: part of the previous value.
-			h.kv[len(h.kv)-1][1] += " " + strings.TrimSpace(l)
+			h.kv[len(h.kv)-1][1] += " " + trimOWS(l)
 			continue
 		}
-		name, value, ok := strings.Cut(l, ":")
-		if !ok || name == "" || strings.TrimSpace(name) != name {
-			return nil, 0, errors.New("upstream answer: malformed header")
+		colon := strings.IndexByte(l, ':')
+		if colon <= 0 || l[colon-1] == ' ' || l[colon-1] == '\t' {
+			return nil, 0, errMalformedHeader
 		}
-		value = strings.TrimSpace(value)
+		name, value := l[:colon], trimOWS(l[colon+1:])
 		h.kv = append(h.kv, [2]string{name, value})
 		switch { // by length first: most names are none of these
 		case len(name) == len("Content-Length") && strings.EqualFold(name, "Content-Length"):
@@ -557,6 +564,17 @@ func parseHead(block []byte) (*h1Header, int, error) {
 		h.length = -1 // Transfer-Encoding wins (RFC 9112 §6.3)
 	}
 	return h, status, nil
+}
+
+// trimOWS trims the spaces and tabs around a header value.
+func trimOWS(s string) string {
+	for len(s) > 0 && (s[0] == ' ' || s[0] == '\t') {
+		s = s[1:]
+	}
+	for len(s) > 0 && (s[len(s)-1] == ' ' || s[len(s)-1] == '\t') {
+		s = s[:len(s)-1]
+	}
+	return s
 }
 
 // h1Body is an answer's body as an io.ReadCloser: whole when it came with

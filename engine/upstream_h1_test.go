@@ -97,6 +97,7 @@ func TestH1ClientReadsEveryFraming(t *testing.T) {
 		pooled bool
 	}{
 		{"length, one piece", []string{"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nRequest-Id: r1\r\n\r\nhello"}, true, "hello", true},
+		{"many headers, folded", []string{"HTTP/1.1 200 OK\r\nA: 1\r\nB: 2\r\nC: 3\r\nD: 4\r\nE: 5\r\nF: 6\r\nG: 7\r\nH: 8\r\nX-Folded: a\r\n\tb \r\ncontent-length:\t2\r\n\r\nok"}, true, "ok", true},
 		{"length, split", []string{"HTTP/1.1 200 OK\r\nConte", "nt-Length: 11\r\n\r", "\nhello", " world"}, true, "hello world", true},
 		{"chunked", []string{"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n", "6;ext=1\r\n wor", "ld\r", "\n0\r\nX-Trailer: t\r\n\r\n"}, true, "hello world", true},
 		{"chunked, byte by byte", strings.Split("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nA\r\n0123456789\r\n0\r\n\r\n", ""), true, "0123456789", true},
@@ -143,6 +144,9 @@ func TestH1ClientRefusesMalformedAnswers(t *testing.T) {
 		{"bad chunk size", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nok\r\n0\r\n\r\n"},
 		{"chunk without its end", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nokXX1\r\na\r\n0\r\n\r\n"},
 		{"short body", "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nok"},
+		{"space before a colon", "HTTP/1.1 200 OK\r\nContent-Length : 2\r\n\r\nok"},
+		{"no colon", "HTTP/1.1 200 OK\r\nContent-Length\r\n\r\nok"},
+		{"fold first", "HTTP/1.1 200 OK\r\n folded\r\nContent-Length: 2\r\n\r\nok"},
 		{"headers too large", "HTTP/1.1 200 OK\r\nX: " + strings.Repeat("a", 70<<10) + "\r\n\r\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -258,5 +262,21 @@ func TestParseH1Target(t *testing.T) {
 		if ok != (want != h1Target{}) || got != want {
 			t.Errorf("parseH1Target(%q) = %+v, %v; want %+v", raw, got, ok, want)
 		}
+	}
+}
+
+func TestParseHeadLooksUpAsHTTPHeaderDoes(t *testing.T) {
+	h, status, err := parseHead([]byte("HTTP/1.1 429 Too Many Requests\r\nA: 1\r\nB: 2\r\nC: 3\r\nD: 4\r\nE: 5\r\nF: 6\r\nG: 7\r\nH: 8\r\n" +
+		"X-Folded: a\r\n\tb \r\nretry-after:\t 7 \r\nRetry-After: 9\r\n\r\n"))
+	if err != nil || status != 429 {
+		t.Fatalf("parseHead: %d %v", status, err)
+	}
+	for name, want := range map[string]string{"h": "8", "X-FOLDED": "a b", "Retry-After": "7", "Missing": ""} {
+		if got := h.Get(name); got != want {
+			t.Errorf("Get(%q) = %q, want %q", name, got, want)
+		}
+	}
+	if len(h.kv) != 11 {
+		t.Errorf("%d headers, want 11", len(h.kv))
 	}
 }

@@ -50,10 +50,7 @@ func (e *Engine) answerWhole(ctx *fasthttp.RequestCtx, r *request, c *upstreamCa
 	e.succeeded(r, c, now)
 	r.rec.setUsage(usage)
 	ctx.SetStatusCode(c.resp.StatusCode)
-	copyResponseHeaders(ctx, c.resp.Header)
-	if contentType != "" {
-		ctx.SetContentType(contentType)
-	}
+	copyResponseHeaders(ctx, c.resp.Header, contentType)
 	r.rec.mu.Lock()
 	overhead := r.rec.overheadMs(now)
 	r.rec.mu.Unlock()
