@@ -157,8 +157,8 @@ func TestObserveDoesNotAllocate(t *testing.T) {
 		Attempts: 1, AttemptsJSON: `[{"channel":"c1"}]`, TTFBMs: 12, DurationMs: 40,
 		InputTokens: 10, OutputTokens: 20, CacheReadTokens: 5, Cost: 0.001,
 	}
-	m.Observe(row)
-	if n := testing.AllocsPerRun(100, func() { m.Observe(row) }); n != 0 {
+	m.Observe(&row)
+	if n := testing.AllocsPerRun(100, func() { m.Observe(&row) }); n != 0 {
 		t.Fatalf("Observe allocated %.1f times per request", n)
 	}
 }
