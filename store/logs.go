@@ -20,12 +20,14 @@ var logColumns = []string{
 	"cost", "stream", "incomplete", "client_ip", "error_msg", "unpriced",
 }
 
-// appendLogArgs appends r's values in the order of logColumns.
+// appendLogArgs appends r's values in the order of logColumns, each of a
+// type database/sql passes to the driver as it is (an int would go through
+// its reflection-based conversion, for every row of every batch).
 func appendLogArgs(args []any, r *LogRow) []any {
 	return append(args,
 		millis(r.Time), r.RequestID, r.Token, r.Channel, r.KeyFP, r.URL,
 		r.ClientProtocol, r.UpstreamProtocol, r.Model, r.UpstreamModel,
-		r.Status, r.FailureKind, r.FailureScope, r.Attempts, storedAttempts(r),
+		int64(r.Status), r.FailureKind, r.FailureScope, int64(r.Attempts), storedAttempts(r),
 		r.TTFBMs, r.DurationMs, r.InputTokens, r.OutputTokens,
 		r.CacheReadTokens, r.CacheWriteTokens, r.ReasoningTokens,
 		r.Cost, r.Stream, r.Incomplete, r.ClientIP, r.Error, r.Unpriced,
