@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/tidwall/sjson"
@@ -342,6 +343,7 @@ func (e *Engine) newCall(r *request, rt config.Route, ki, ui int, up protocol.Fa
 	}
 	c.rq.timers = &c.timers
 	c.rq.lent = &r.bodyLent
+	c.rq.headerWait = &c.headerWait
 	r.calling(c)
 	if r.debugOn(ch) {
 		x := r.captureRequest(r.attempts, &c.rq)
@@ -380,6 +382,9 @@ type upstreamCall struct {
 	started  time.Time
 	// rq is the request sent up, cleared once an answer arrived.
 	rq upstreamRequest
+	// headerWait is the HTTP/1.1 connection waiting for this attempt's
+	// answer headers, which a hang-up closes (request.leave).
+	headerWait atomic.Pointer[h1Conn]
 }
 
 // finishJSON reads a whole non-stream answer, checks it is not an error in

@@ -121,9 +121,15 @@ func TestHangUpWhileANonStreamBodyStallsCancelsUpstream(t *testing.T) {
 	hangUpCase(t, engine.Options{}, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 200\r\n\r\n{\"id\":\"msg_1\",", false, waitABit)
 }
 
-// TestHangUpBeforeHeadersCancelsUpstream: through net/http (the client
-// of https and proxied upstreams, here injected), an upstream that has
-// not answered at all is dropped the moment the client leaves.
+// TestHangUpBeforeHeadersCancelsUpstream: an upstream that has not
+// answered at all is dropped the moment the client leaves, through the
+// HTTP/1.1 client (plain http://, which closes the connection under its
+// wait for the headers) and through net/http (the client of https and
+// proxied upstreams, here injected), before first_byte (1m here) ends it.
 func TestHangUpBeforeHeadersCancelsUpstream(t *testing.T) {
-	hangUpCase(t, engine.Options{Transport: &http.Transport{}}, "", false, waitABit) // the upstream answers nothing
+	for name, opts := range map[string]engine.Options{"h1": {}, "net/http": {Transport: &http.Transport{}}} {
+		t.Run(name, func(t *testing.T) {
+			hangUpCase(t, opts, "", false, waitABit) // the upstream answers nothing
+		})
+	}
 }

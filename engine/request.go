@@ -80,6 +80,12 @@ func (r *request) leave() {
 	r.gone.Store(true)
 	if c := r.call.Load(); c != nil {
 		c.cancel(errClientGone)
+		// The HTTP/1.1 client does not watch the context while it waits
+		// for the answer headers (its deadline stands for the timers):
+		// the connection is closed under it instead.
+		if hc := c.headerWait.Load(); hc != nil {
+			hc.interruptHead()
+		}
 	}
 }
 

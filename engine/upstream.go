@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -20,8 +21,10 @@ import (
 // speaks HTTP/2 to the providers over TLS and supports http, https and
 // socks5 proxies. Both cancel an attempt the moment its context ends: a
 // timer fired, the client hung up (hangups), or a write to a client that
-// went away failed. The HTTP/1.1 client learns it only once the response
-// headers are in (h1Body.arm); net/http at once.
+// went away failed. net/http watches the context from the start; the
+// HTTP/1.1 client bounds its wait for the headers with a deadline, has a
+// hang-up close its connection under that wait (h1Conn.interruptHead), and
+// watches the context once it reads the body (h1Body.arm).
 type upstreams struct {
 	inject  http.RoundTripper
 	mu      sync.Mutex
@@ -61,6 +64,10 @@ type upstreamRequest struct {
 	// lent, when set, is set once net/http takes body, which may be the
 	// request's pooled body (request.dropBody); nil for a probe.
 	lent *bool
+	// headerWait, when set, holds the HTTP/1.1 client's connection while
+	// it waits for the answer headers, for a hang-up to close
+	// (h1Conn.interruptHead); nil for a probe.
+	headerWait *atomic.Pointer[h1Conn]
 }
 
 // headerSetter is what setUpstreamHeaders needs of a request's headers:

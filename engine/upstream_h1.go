@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -296,14 +297,27 @@ type h1Conn struct {
 	bufp *[]byte
 	r, w int
 
-	deadline   time.Time // the read and write deadline set now
-	idleAt     time.Time
-	answered   bool // a byte of an answer to this request arrived (it is not stale)
+	deadline time.Time // the read and write deadline set now
+	idleAt   time.Time
+	answered bool // a byte of an answer to this request arrived (it is not stale)
+	// headWait is 1 while an attempt that can be interrupted waits for
+	// the answer headers, 2 once interruptHead closed the connection.
+	headWait   atomic.Int32
 	closeAfter bool // the upstream closes it after this answer
 	private    bool // an attempt's own (rq.watch): never pooled
 }
 
 func (c *h1Conn) close() { c.nc.Close() }
+
+// interruptHead closes the connection if an attempt is waiting on it for
+// the answer headers: the attempt's client left (request.leave). The
+// attempt then fails with its context's cause, and the upstream sees the
+// request dropped instead of answering it to nobody.
+func (c *h1Conn) interruptHead() {
+	if c.headWait.CompareAndSwap(1, 2) {
+		c.close()
+	}
+}
 
 func (c *h1Conn) readSock(p []byte) (int, error) {
 	if c.sock != nil {
@@ -386,7 +400,26 @@ func (c *h1Conn) roundTrip(u *h1Upstream, rq *upstreamRequest, req *h1Req) (*ups
 		c.bufp = h1Bufs.Get().(*[]byte)
 		c.buf = *c.bufp
 	}
+	wait := rq.headerWait
+	if c.private {
+		wait = nil // closed with ctx already
+	}
+	if wait != nil {
+		c.headWait.Store(1)
+		wait.Store(c)
+		if rq.ctx.Err() != nil { // the client left before the Store
+			c.interruptHead()
+		}
+	}
 	h, status, err := c.readHead()
+	if wait != nil {
+		wait.Store(nil)
+		if !c.headWait.CompareAndSwap(1, 0) {
+			// A hang-up closed the connection, perhaps once the headers
+			// were in: it must not go back to the pool.
+			return nil, net.ErrClosed
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
