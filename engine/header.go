@@ -47,9 +47,9 @@ var credentialWords = []string{
 // name is scanned once rather than once per word: ten scans of each of a
 // dozen headers on every request were most of what forwarding cost (perf,
 // issue 12).
-var credentialsByFirst = func() (t [256][]string) {
+var credentialsByFirst = func() (t [256][][]byte) {
 	for _, w := range credentialWords {
-		t[w[0]] = append(t[w[0]], w)
+		t[w[0]] = append(t[w[0]], []byte(w))
 	}
 	return t
 }()
@@ -134,7 +134,7 @@ func forwardable(name, value []byte, hop map[string]bool, lower []byte) bool {
 func namesCredential(lower []byte) bool {
 	for i, c := range lower {
 		for _, w := range credentialsByFirst[c] {
-			if bytes.HasPrefix(lower[i:], []byte(w)) {
+			if bytes.HasPrefix(lower[i:], w) {
 				return true
 			}
 		}
@@ -143,12 +143,12 @@ func namesCredential(lower []byte) bool {
 }
 
 // validHeaderName reports whether name is an RFC 9110 token.
-func validHeaderName(name []byte) bool {
+func validHeaderName[T string | []byte](name T) bool {
 	if len(name) == 0 {
 		return false
 	}
-	for _, c := range name {
-		if !tokenBytes[c] {
+	for i := range len(name) {
+		if !tokenBytes[name[i]] {
 			return false
 		}
 	}

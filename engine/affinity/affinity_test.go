@@ -99,7 +99,7 @@ func TestPinAsksToShare(t *testing.T) {
 	tb := NewTable(10, time.Hour)
 	r1, r2 := Route{Channel: "a", Key: "k1", URL: "u"}, Route{Channel: "b", Key: "k2", URL: "u"}
 	k, share := tb.Pin("tok", "s", r1, now)
-	if !share || k != sessionKey("tok", "s") {
+	if !share || k != Key("tok", "s") {
 		t.Fatalf("first pin: share %v, key %x", share, k)
 	}
 	if _, share := tb.Pin("tok", "s", r1, now.Add(time.Minute)); share {
@@ -112,7 +112,7 @@ func TestPinAsksToShare(t *testing.T) {
 		t.Error("a pin older than half the TTL did not ask to be shared again")
 	}
 
-	other := sessionKey("tok", "remote")
+	other := Key("tok", "remote")
 	tb.Put(other, r2, now)
 	if got, ok := tb.Get("tok", "remote", now.Add(time.Minute)); !ok || got != r2 {
 		t.Errorf("Get after Put = %+v, %v", got, ok)
@@ -147,7 +147,7 @@ func TestWithRoleFindsWhatAQueryFinds(t *testing.T) {
 // (storage.shared), so a key made from parts must be the one an instance
 // that joined them itself would make, and parts must not run together.
 func TestKeyOfPartsIsTheKeyOfTheirJoin(t *testing.T) {
-	if Key("tok", "s", "m") != sessionKey("tok", "s\x00m") {
+	if Key("tok", "s", "m") != Key("tok", "s\x00m") {
 		t.Fatal("Key of parts differs from the key of their NUL-joined string")
 	}
 	if Key("tok", "s", "m") == Key("tok", "sm") || Key("tok", "s", "m") == Key("to", "ks", "m") {

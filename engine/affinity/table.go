@@ -53,14 +53,12 @@ func (t *Table) Resize(max int, ttl time.Duration) {
 	}
 }
 
-// sessionKey hashes token and session together, so one token's session id
-// can never select another token's pin, and the table's memory does not
-// depend on how long clients make their ids.
-func sessionKey(token, session string) [16]byte { return Key(token, session) }
-
 // Key is the table's key of a session of token, for GetKey and PinKey (a
-// request that looks its pin up and then pins hashes once): the parts are
-// hashed joined by NUL bytes, so Key(t, a, b) is Key(t, a+"\x00"+b).
+// request that looks its pin up and then pins hashes once). Token and
+// session are hashed together, so one token's session id can never select
+// another token's pin, and the table's memory does not depend on how long
+// clients make their ids. The parts are joined by NUL bytes, so
+// Key(t, a, b) is Key(t, a+"\x00"+b).
 func Key(token string, session ...string) SessionKey {
 	var buf [256]byte // token and session ids are short: no allocation
 	b := append(buf[:0], token...)
@@ -173,7 +171,7 @@ func (t *Table) put(k SessionKey, rt Route, now time.Time) *entry {
 
 // Forget drops a session's pin.
 func (t *Table) Forget(token, session string) {
-	k := sessionKey(token, session)
+	k := Key(token, session)
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if el, ok := t.entries[k]; ok {
