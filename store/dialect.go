@@ -39,6 +39,9 @@ type dialect struct {
 	// returningID: the driver has no LastInsertId (pgx), so a debug row's
 	// INSERT reads its ID back with RETURNING.
 	returningID bool
+	// logSpans: the dialect keeps request_log_spans instead of indexes on
+	// request_logs' token, channel and model (spans.go).
+	logSpans bool
 	// insertLogs begins the multi-row INSERT of a log batch.
 	//
 	// On SQLite it is INSERT OR FAIL. A plain INSERT of several rows may
@@ -109,6 +112,7 @@ var (
 		pruneLogs:      pruneByID,
 		pruneDebug:     pruneDebugByID,
 		insertLogs:     "INSERT OR FAIL INTO request_logs",
+		logSpans:       true,
 	}
 
 	postgresDialect = dialect{

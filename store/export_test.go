@@ -25,3 +25,11 @@ func StoredAttempts(ctx context.Context, s Store, id int64) (string, error) {
 	err := ss.db.QueryRowContext(ctx, ss.d.q("SELECT attempts_json FROM request_logs WHERE id = ?"), id).Scan(&v)
 	return v, err
 }
+
+// LogSpans counts the rows of request_log_spans (SQLite), for the tests of
+// their upkeep.
+func LogSpans(ctx context.Context, s Store) (int64, error) {
+	var n int64
+	err := s.(*sqlStore).db.QueryRowContext(ctx, "SELECT COUNT(*) FROM request_log_spans").Scan(&n)
+	return n, err
+}

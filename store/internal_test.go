@@ -12,8 +12,12 @@ import (
 // allocated to pieces of work ahead of time, so a gap (0004 landed, 0003
 // not yet) is allowed: applyMigrations runs whatever is missing, in
 // order, so a late 0003 must not depend on 0004 or the other way round.
+//
+// A version may have no statements for some dialects (0006: SQLite's log
+// spans), never for all of them.
 func TestMigrationsComplete(t *testing.T) {
 	var ref []migration
+	empty := map[int]int{} // version: dialects whose file has no statement
 	for name := range dialects {
 		migs, err := loadMigrations(name)
 		if err != nil {
@@ -27,7 +31,7 @@ func TestMigrationsComplete(t *testing.T) {
 		}
 		for _, m := range migs {
 			if len(m.stmts) == 0 {
-				t.Errorf("%s: migration %d has no statements", name, m.version)
+				empty[m.version]++
 			}
 		}
 		if ref == nil {
@@ -43,6 +47,11 @@ func TestMigrationsComplete(t *testing.T) {
 				t.Errorf("%s migration %d is %04d_%s, another dialect's %04d_%s", name, i+1,
 					migs[i].version, migs[i].name, ref[i].version, ref[i].name)
 			}
+		}
+	}
+	for v, n := range empty {
+		if n == len(dialects) {
+			t.Errorf("migration %d has no statements in any dialect", v)
 		}
 	}
 }

@@ -86,13 +86,25 @@ func (s *sqlStore) InsertLogs(ctx context.Context, rows []LogRow) error {
 	if err != nil {
 		return prepErr(err)
 	}
+	var spanSt *sql.Stmt
+	if s.d.logSpans {
+		if spanSt, err = s.spanStmt(ctx); err != nil {
+			return prepErr(err)
+		}
+	}
 	err = s.withTx(ctx, func(tx *sql.Tx) error {
+		var spans spanSet
+		var names [][3]string // the chunk's span values, for spans.addChunk
 		args := make([]any, 0, min(len(rows), insertSizes[0])*len(logColumns))
 		for _, rn := range runs {
 			if rn.debug {
 				r := cleanLog(rn.rows[0])
-				if err := s.insertWithDebug(ctx, tx, one, debug, &r); err != nil {
+				id, err := s.insertWithDebug(ctx, tx, one, debug, &r)
+				if err != nil {
 					return err
+				}
+				if spanSt != nil {
+					spans.add(spanValues(&r), id)
 				}
 				continue
 			}
@@ -100,16 +112,30 @@ func (s *sqlStore) InsertLogs(ctx context.Context, rows []LogRow) error {
 			for n, size := range rn.sizes {
 				chunk := rn.rows[start : start+size]
 				start += size
-				args = args[:0]
+				args, names = args[:0], names[:0]
 				for j := range chunk {
 					// Cleaned one at a time on the stack: a cleaned copy of
 					// the batch was 190 KB per 500 rows for the collector.
 					r := cleanLog(chunk[j])
 					args = appendLogArgs(args, &r)
+					if spanSt != nil {
+						names = append(names, spanValues(&r))
+					}
 				}
-				if _, err := tx.StmtContext(ctx, rn.stmts[n]).ExecContext(ctx, args...); err != nil {
+				res, err := tx.StmtContext(ctx, rn.stmts[n]).ExecContext(ctx, args...)
+				if err != nil {
 					return err
 				}
+				if spanSt != nil {
+					if err := spans.addChunk(res, names); err != nil {
+						return err
+					}
+				}
+			}
+		}
+		if spanSt != nil {
+			if err := spans.write(ctx, tx, spanSt); err != nil {
+				return err
 			}
 		}
 		return s.addUsage(ctx, tx, usage, rows)
@@ -152,25 +178,26 @@ func splitRuns(rows []LogRow) []logRun {
 	return runs
 }
 
-// insertWithDebug inserts one log row and its capture.
-func (s *sqlStore) insertWithDebug(ctx context.Context, tx *sql.Tx, one, debug *sql.Stmt, r *LogRow) error {
+// insertWithDebug inserts one log row and its capture, and returns the
+// row's ID.
+func (s *sqlStore) insertWithDebug(ctx context.Context, tx *sql.Tx, one, debug *sql.Stmt, r *LogRow) (int64, error) {
 	args := appendLogArgs(make([]any, 0, len(logColumns)), r)
 	var id int64
 	if s.d.returningID {
 		if err := tx.StmtContext(ctx, one).QueryRowContext(ctx, args...).Scan(&id); err != nil {
-			return err
+			return 0, err
 		}
 	} else {
 		res, err := tx.StmtContext(ctx, one).ExecContext(ctx, args...)
 		if err != nil {
-			return err
+			return 0, err
 		}
 		if id, err = res.LastInsertId(); err != nil {
-			return err
+			return 0, err
 		}
 	}
 	_, err := tx.StmtContext(ctx, debug).ExecContext(ctx, id, millis(r.Time), r.Debug)
-	return err
+	return id, err
 }
 
 // GetLog implements Store.
@@ -241,20 +268,26 @@ func (s *sqlStore) QueryLogs(ctx context.Context, q LogQuery) ([]LogRow, error) 
 	}
 	limit = min(limit, MaxLogLimit)
 
-	var b strings.Builder
-	b.WriteString("SELECT id, ")
-	b.WriteString(strings.Join(logColumns, ", "))
-	b.WriteString(" FROM request_logs")
-	if len(where) > 0 {
-		b.WriteString(" WHERE ")
-		b.WriteString(strings.Join(where, " AND "))
-	}
 	// "Newest" is the highest ID, that is insertion order: for one instance
 	// it is time order (the Writer keeps rows in order, even across retries),
 	// and it keeps BeforeID a stable cursor while new rows arrive.
-	fmt.Fprintf(&b, " ORDER BY id DESC LIMIT %d", limit)
+	var query string
+	if field, value, ok := s.spanFilter(q); ok {
+		query, args = spanQuery(field, value, where, args, q.BeforeID, limit)
+	} else {
+		var b strings.Builder
+		b.WriteString("SELECT id, ")
+		b.WriteString(strings.Join(logColumns, ", "))
+		b.WriteString(" FROM request_logs")
+		if len(where) > 0 {
+			b.WriteString(" WHERE ")
+			b.WriteString(strings.Join(where, " AND "))
+		}
+		fmt.Fprintf(&b, " ORDER BY id DESC LIMIT %d", limit)
+		query = b.String()
+	}
 
-	rows, err := s.db.QueryContext(ctx, s.d.q(b.String()), args...)
+	rows, err := s.db.QueryContext(ctx, s.d.q(query), args...)
 	if err != nil {
 		return nil, fmt.Errorf("store: query logs: %w", err)
 	}
@@ -283,6 +316,9 @@ func (s *sqlStore) PruneLogs(ctx context.Context, before time.Time) (int64, erro
 	n, err := s.pruneBatches(ctx, s.d.pruneLogs, before)
 	if err != nil {
 		return n, fmt.Errorf("store: prune logs: %w", err)
+	}
+	if err := s.pruneSpans(ctx); err != nil {
+		return n, fmt.Errorf("store: prune log spans: %w", err)
 	}
 	return n, nil
 }

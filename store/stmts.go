@@ -28,6 +28,7 @@ type stmts struct {
 	// insertID inserts one log row and returns its ID (returningID
 	// dialects); debug inserts one request_debug row.
 	insertID, debug *sql.Stmt
+	span            *sql.Stmt // one request_log_spans row (spans.go)
 }
 
 // insertStmt returns the prepared INSERT for insertSizes[i] rows.
@@ -83,7 +84,7 @@ func (st *stmts) close() {
 			st.insert[i] = nil
 		}
 	}
-	for _, p := range []**sql.Stmt{&st.usage, &st.insertID, &st.debug} {
+	for _, p := range []**sql.Stmt{&st.usage, &st.insertID, &st.debug, &st.span} {
 		if *p != nil {
 			(*p).Close()
 			*p = nil

@@ -36,6 +36,7 @@ func RunSuite(t *testing.T, open Opener) {
 		{"usage_daily_sums", testUsageDailySums},
 		{"query_filters", testQueryFilters},
 		{"query_pagination", testQueryPagination},
+		{"query_filters_many_batches", testFiltersManyBatches},
 		{"log_points", testLogPoints},
 		{"log_points_after", testLogPointsAfter},
 		{"text_limits", testTextLimits},

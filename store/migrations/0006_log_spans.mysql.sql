@@ -1,0 +1,5 @@
+-- 0006_log_spans: nothing to do here. SQLite replaces three request_logs
+-- indexes with request_log_spans (store/spans.go); this dialect keeps its
+-- indexes, whose upkeep runs in the database server rather than in ccload,
+-- and whose IDs concurrent instances interleave, which spans cannot
+-- describe.
