@@ -119,8 +119,9 @@ func (s *sqlStore) spanFilter(q LogQuery) (field, value string, ok bool) {
 }
 
 // spanQuery is QueryLogs' statement when it walks spans: where holds the
-// query's conditions on request_logs (columns unqualified, so written for
-// the alias l by the caller), args their arguments.
+// query's conditions on request_logs, each starting with its column name
+// unqualified ("ts >= ?"), which spanQuery qualifies with the alias l;
+// args are their arguments.
 func spanQuery(field, value string, where []string, args []any, beforeID int64, limit int) (string, []any) {
 	var b strings.Builder
 	b.WriteString("SELECT l.id")
