@@ -86,15 +86,11 @@ func (s *sqlStore) InsertLogs(ctx context.Context, rows []LogRow) error {
 	if err != nil {
 		return prepErr(err)
 	}
-	var spanSt *sql.Stmt
-	if s.d.logSpans {
-		if spanSt, err = s.spanStmt(ctx); err != nil {
-			return prepErr(err)
-		}
+	spans, err := s.newSpanSet(ctx)
+	if err != nil {
+		return prepErr(err)
 	}
 	err = s.withTx(ctx, func(tx *sql.Tx) error {
-		var spans spanSet
-		var names [][3]string // the chunk's span values, for spans.addChunk
 		args := make([]any, 0, min(len(rows), insertSizes[0])*len(logColumns))
 		for _, rn := range runs {
 			if rn.debug {
@@ -103,40 +99,32 @@ func (s *sqlStore) InsertLogs(ctx context.Context, rows []LogRow) error {
 				if err != nil {
 					return err
 				}
-				if spanSt != nil {
-					spans.add(spanValues(&r), id)
-				}
+				spans.add(&r, id)
 				continue
 			}
 			start := 0
 			for n, size := range rn.sizes {
 				chunk := rn.rows[start : start+size]
 				start += size
-				args, names = args[:0], names[:0]
+				args = args[:0]
 				for j := range chunk {
 					// Cleaned one at a time on the stack: a cleaned copy of
 					// the batch was 190 KB per 500 rows for the collector.
 					r := cleanLog(chunk[j])
 					args = appendLogArgs(args, &r)
-					if spanSt != nil {
-						names = append(names, spanValues(&r))
-					}
+					spans.pend(&r)
 				}
 				res, err := tx.StmtContext(ctx, rn.stmts[n]).ExecContext(ctx, args...)
 				if err != nil {
 					return err
 				}
-				if spanSt != nil {
-					if err := spans.addChunk(res, names); err != nil {
-						return err
-					}
+				if err := spans.addPending(res); err != nil {
+					return err
 				}
 			}
 		}
-		if spanSt != nil {
-			if err := spans.write(ctx, tx, spanSt); err != nil {
-				return err
-			}
+		if err := spans.write(ctx, tx); err != nil {
+			return err
 		}
 		return s.addUsage(ctx, tx, usage, rows)
 	})

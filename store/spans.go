@@ -8,8 +8,8 @@ import (
 )
 
 // Log spans stand in for SQLite's token, channel and model indexes on
-// request_logs. Maintaining three B-tree indexes cost about 4 µs of a log
-// row's 13–15 on SQLite (BENCH.md), and SQLite runs in the gateway's own
+// request_logs. Maintaining those three B-tree indexes was about a third
+// of a log row's CPU on SQLite (BENCH.md), and SQLite runs in the gateway's own
 // process, so under load that was a visible share of ccload's CPU per
 // request (issue 12). A span says "rows with this value of this field lie
 // between these two IDs": the Writer records one per value per batch, a
@@ -40,68 +40,104 @@ type spanKey struct {
 	block int64
 }
 
-// spanSet collects the spans of one batch. The zero value is ready.
+// logSpan is one request_log_spans row.
+type logSpan struct {
+	spanKey
+	lo, hi int64
+}
+
+// spanSet collects the spans of one batch; a nil *spanSet (a dialect
+// without spans) ignores every call.
 type spanSet struct {
-	m     map[spanKey][2]int64
-	order []spanKey // insertion order, so the rows written are deterministic
+	st      *sql.Stmt       // the prepared span INSERT
+	spans   []logSpan       // in the order first seen, so what is written is deterministic
+	at      map[spanKey]int // index into spans
+	pending [][3]string     // the spanValues of the rows of the INSERT being built
+}
+
+// newSpanSet returns the spanSet of a batch, nil if the dialect keeps no
+// spans. It prepares the span INSERT, outside the batch's transaction as
+// stmts.go's prepared requires.
+func (s *sqlStore) newSpanSet(ctx context.Context) (*spanSet, error) {
+	if !s.d.logSpans {
+		return nil, nil
+	}
+	st, err := s.prepared(ctx, &s.stmts.span, func() string {
+		return "INSERT INTO request_log_spans (field, value, lo_id, hi_id) VALUES (?, ?, ?, ?)"
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &spanSet{st: st, at: make(map[spanKey]int)}, nil
 }
 
 // spanValues are r's values of spanFields, in their order. r is the
 // cleaned row, whose values are the ones stored.
 func spanValues(r *LogRow) [3]string { return [3]string{r.Token, r.Channel, r.Model} }
 
-// add records that a log row with these spanValues was written with ID id.
-func (ss *spanSet) add(vals [3]string, id int64) {
+// add records that the cleaned row r was written with ID id.
+func (ss *spanSet) add(r *LogRow, id int64) {
+	if ss != nil {
+		ss.addValues(spanValues(r), id)
+	}
+}
+
+func (ss *spanSet) addValues(vals [3]string, id int64) {
 	for f, v := range vals {
 		if v == "" {
 			continue // QueryLogs never filters on an empty value
 		}
 		k := spanKey{field: f, value: v, block: id / spanIDs}
-		if ss.m == nil {
-			ss.m = make(map[spanKey][2]int64)
-		}
-		lh, ok := ss.m[k]
+		i, ok := ss.at[k]
 		if !ok {
-			ss.order = append(ss.order, k)
-			lh = [2]int64{id, id}
+			ss.at[k] = len(ss.spans)
+			ss.spans = append(ss.spans, logSpan{spanKey: k, lo: id, hi: id})
+			continue
 		}
-		lh[0], lh[1] = min(lh[0], id), max(lh[1], id)
-		ss.m[k] = lh
+		sp := &ss.spans[i]
+		sp.lo, sp.hi = min(sp.lo, id), max(sp.hi, id)
 	}
 }
 
-// addChunk adds the rows of one multi-row INSERT, given their spanValues
-// in order. Only for SQLite: one statement's rows take consecutive IDs
-// there, the last one LastInsertId's.
-func (ss *spanSet) addChunk(res sql.Result, names [][3]string) error {
+// pend notes the cleaned row r, the next row of the multi-row INSERT being
+// built; addPending gives it its ID once the INSERT has run.
+func (ss *spanSet) pend(r *LogRow) {
+	if ss != nil {
+		ss.pending = append(ss.pending, spanValues(r))
+	}
+}
+
+// addPending adds the rows pended since the last call, which one multi-row
+// INSERT wrote with result res. Only for SQLite: one statement's rows take
+// consecutive IDs there, the last one LastInsertId's.
+func (ss *spanSet) addPending(res sql.Result) error {
+	if ss == nil {
+		return nil
+	}
 	last, err := res.LastInsertId()
 	if err != nil {
 		return fmt.Errorf("log spans: %w", err)
 	}
-	first := last - int64(len(names)) + 1
-	for j, vals := range names {
-		ss.add(vals, first+int64(j))
+	first := last - int64(len(ss.pending)) + 1
+	for j, vals := range ss.pending {
+		ss.addValues(vals, first+int64(j))
 	}
+	ss.pending = ss.pending[:0]
 	return nil
 }
 
 // write inserts the spans, inside the batch's transaction.
-func (ss *spanSet) write(ctx context.Context, tx *sql.Tx, st *sql.Stmt) error {
-	stmt := tx.StmtContext(ctx, st)
-	for _, k := range ss.order {
-		lh := ss.m[k]
-		if _, err := stmt.ExecContext(ctx, spanFields[k.field], k.value, lh[0], lh[1]); err != nil {
+func (ss *spanSet) write(ctx context.Context, tx *sql.Tx) error {
+	if ss == nil {
+		return nil
+	}
+	stmt := tx.StmtContext(ctx, ss.st)
+	for _, sp := range ss.spans {
+		if _, err := stmt.ExecContext(ctx, spanFields[sp.field], sp.value, sp.lo, sp.hi); err != nil {
 			return fmt.Errorf("log spans: %w", err)
 		}
 	}
 	return nil
-}
-
-// spanStmt returns the prepared request_log_spans INSERT.
-func (s *sqlStore) spanStmt(ctx context.Context) (*sql.Stmt, error) {
-	return s.prepared(ctx, &s.stmts.span, func() string {
-		return "INSERT INTO request_log_spans (field, value, lo_id, hi_id) VALUES (?, ?, ?, ?)"
-	})
 }
 
 // spanFilter returns the field (and its value) QueryLogs walks the spans
@@ -110,7 +146,7 @@ func (s *sqlStore) spanFilter(q LogQuery) (field, value string, ok bool) {
 	if !s.d.logSpans {
 		return "", "", false
 	}
-	for i, v := range [...]string{q.Token, q.Channel, q.Model} {
+	for i, v := range spanValues(&LogRow{Token: q.Token, Channel: q.Channel, Model: q.Model}) {
 		if v != "" {
 			return spanFields[i], v, true
 		}
