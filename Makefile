@@ -30,15 +30,15 @@ test-web: build
 	cd webui/e2e && npm ci --no-audit --no-fund && node --test --test-concurrency=1
 
 # The real Claude Code, Codex CLI and Gemini CLI through `ccload serve` to the
-# mock upstream in every family (clients/doc.go). clients/install.sh installs
+# mock upstream in every family (ccloadtest/clients/doc.go). ccloadtest/clients/install.sh installs
 # the pinned CLIs from npm into a cache outside the repo (or reuses it); a
 # missing CLI fails the target. About 32 CLI runs, CLIENTS_PARALLEL at once.
 CLIENTS_PARALLEL ?= 3
 test-clients: build
-	@dir=$$(bash clients/install.sh) && \
-	  $(GO) vet -tags clients ./clients/ && \
+	@dir=$$(bash ccloadtest/clients/install.sh) && \
+	  $(GO) vet -tags clients ./ccloadtest/clients/ && \
 	  CCLOAD_CLIENTS_DIR="$$dir" CCLOAD_BIN="$(abspath $(BIN))" \
-	  $(GO) test -tags clients -count=1 -v -timeout 25m -parallel $(CLIENTS_PARALLEL) -run TestClients ./clients/
+	  $(GO) test -tags clients -count=1 -v -timeout 25m -parallel $(CLIENTS_PARALLEL) -run TestClients ./ccloadtest/clients/
 
 demo: build
 	./$(BIN) demo -c ccload.example.yaml
@@ -51,7 +51,7 @@ lint:
 # Randomised-fault soak of the real binary (README, "Soak"); not in `make test`.
 # SOAK_DURATION (default 3m), SOAK_STORES (sqlite,postgres), SOAK_FAULT_RATE (0.19).
 soak:
-	$(GO) test -tags soak -run TestSoak -count=1 -timeout 60m -v ./soak/
+	$(GO) test -tags soak -run TestSoak -count=1 -timeout 60m -v ./ccloadtest/soak/
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
@@ -62,7 +62,7 @@ bench:
 BENCH_RUNS ?= 3
 BENCH_FLAGS ?=
 bench-load: build
-	$(GO) build -o bin/benchload ./benchload
+	$(GO) build -o bin/benchload ./ccloadtest/benchload
 	./bin/benchload -bin $(BIN) -runs $(BENCH_RUNS) $(BENCH_FLAGS)
 
 clean:

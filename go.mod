@@ -1,4 +1,4 @@
-module ccload
+module github.com/ccload/ccload
 
 go 1.26.8
 

@@ -4,7 +4,7 @@ import (
 	_ "embed"
 	"os"
 
-	"ccload/cmd"
+	"github.com/ccload/ccload/cmd"
 )
 
 // exampleConfig is what `ccload init` writes, so a binary installed without

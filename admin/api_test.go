@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"ccload/admin"
-	"ccload/adminapi"
-	"ccload/config"
-	"ccload/engine"
+	"github.com/ccload/ccload/admin"
+	"github.com/ccload/ccload/admin/adminapi"
+	"github.com/ccload/ccload/config"
+	"github.com/ccload/ccload/engine"
 )
 
 // scenario is one admin API call and what its answer must (not) contain.

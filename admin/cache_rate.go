@@ -1,8 +1,8 @@
 package admin
 
 import (
-	"ccload/config"
-	"ccload/pricing"
+	"github.com/ccload/ccload/config"
+	"github.com/ccload/ccload/pricing"
 )
 
 // saving prices what cache reads saved: for n prompt tokens of model read

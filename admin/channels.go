@@ -7,11 +7,11 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"ccload/adminapi"
-	"ccload/engine"
-	"ccload/engine/cooldown"
-	"ccload/engine/failure"
-	"ccload/store"
+	"github.com/ccload/ccload/admin/adminapi"
+	"github.com/ccload/ccload/engine"
+	"github.com/ccload/ccload/engine/cooldown"
+	"github.com/ccload/ccload/engine/failure"
+	"github.com/ccload/ccload/store"
 )
 
 // OverridePause is the store.Override kind of a runtime pause; its target

@@ -8,8 +8,8 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"ccload/adminapi"
-	"ccload/engine"
+	"github.com/ccload/ccload/admin/adminapi"
+	"github.com/ccload/ccload/engine"
 )
 
 // maxChatTime bounds one channel chat; the answer is short.

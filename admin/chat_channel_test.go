@@ -6,10 +6,10 @@ import (
 	"strings"
 	"testing"
 
-	"ccload/adminapi"
-	"ccload/engine"
-	"ccload/mockupstream"
-	"ccload/store"
+	"github.com/ccload/ccload/admin/adminapi"
+	"github.com/ccload/ccload/ccloadtest/mockupstream"
+	"github.com/ccload/ccload/engine"
+	"github.com/ccload/ccload/store"
 )
 
 // chatEvents splits a channel chat's SSE answer into its deltas and done.

@@ -6,7 +6,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"ccload/mockupstream"
+	"github.com/ccload/ccload/ccloadtest/mockupstream"
 )
 
 // TestChannelsShowDetection: a URL with no protocols, on an upstream that

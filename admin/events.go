@@ -10,8 +10,8 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"ccload/adminapi"
-	"ccload/engine"
+	"github.com/ccload/ccload/admin/adminapi"
+	"github.com/ccload/ccload/engine"
 )
 
 // eventBuffer is how many events one subscriber may fall behind before it

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"ccload/adminapi"
+	"github.com/ccload/ccload/admin/adminapi"
 )
 
 // TestEventsStreamedRequest: a subscriber sees start, first_byte and end of

@@ -6,7 +6,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"ccload/engine"
+	"github.com/ccload/ccload/engine"
 )
 
 // checkPost guards state-changing admin calls against cross-site requests

@@ -15,14 +15,14 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"ccload/admin"
-	"ccload/clock"
-	"ccload/cluster"
-	"ccload/config"
-	"ccload/engine"
-	"ccload/engine/cooldown"
-	"ccload/mockupstream"
-	"ccload/store"
+	"github.com/ccload/ccload/admin"
+	"github.com/ccload/ccload/ccloadtest/mockupstream"
+	"github.com/ccload/ccload/cluster"
+	"github.com/ccload/ccload/config"
+	"github.com/ccload/ccload/engine"
+	"github.com/ccload/ccload/engine/cooldown"
+	"github.com/ccload/ccload/internal/clock"
+	"github.com/ccload/ccload/store"
 )
 
 // Secrets of the test config. No admin response may contain any of them.

@@ -3,7 +3,7 @@ package admin
 import (
 	"context"
 
-	"ccload/adminapi"
+	"github.com/ccload/ccload/admin/adminapi"
 )
 
 // instances is the live instance list for /admin/status and

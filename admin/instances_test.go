@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"testing"
 
-	"ccload/adminapi"
+	"github.com/ccload/ccload/admin/adminapi"
 )
 
 // TestStatusListsInstances: /admin/status and /admin/channels list this

@@ -6,9 +6,9 @@ import (
 	"strings"
 	"testing"
 
-	"ccload/adminapi"
-	"ccload/mockupstream"
-	"ccload/store"
+	"github.com/ccload/ccload/admin/adminapi"
+	"github.com/ccload/ccload/ccloadtest/mockupstream"
+	"github.com/ccload/ccload/store"
 )
 
 // debugConfig is testConfig with debug capture on channel main (both keys;

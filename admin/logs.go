@@ -9,9 +9,9 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"ccload/adminapi"
-	"ccload/config"
-	"ccload/store"
+	"github.com/ccload/ccload/admin/adminapi"
+	"github.com/ccload/ccload/config"
+	"github.com/ccload/ccload/store"
 )
 
 // logsQuery is GET /admin/logs: request logs, newest first, filtered by

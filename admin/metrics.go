@@ -8,10 +8,10 @@ import (
 	"github.com/tidwall/gjson"
 	"github.com/valyala/fasthttp"
 
-	"ccload/engine"
-	"ccload/engine/failure"
-	"ccload/promtext"
-	"ccload/store"
+	"github.com/ccload/ccload/engine"
+	"github.com/ccload/ccload/engine/failure"
+	"github.com/ccload/ccload/internal/promtext"
+	"github.com/ccload/ccload/store"
 )
 
 // Metrics is ccload's Prometheus registry (package promtext). Request counters are fed from the

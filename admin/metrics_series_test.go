@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"ccload/store"
+	"github.com/ccload/ccload/store"
 )
 
 // TestObserveMakesOnlyTheSeriesItCounts: a request's series are found

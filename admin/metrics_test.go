@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"ccload/admin"
-	"ccload/store"
+	"github.com/ccload/ccload/admin"
+	"github.com/ccload/ccload/store"
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"

@@ -1,8 +1,8 @@
 package admin
 
 import (
-	"ccload/adminapi"
-	"ccload/pricing/catalog"
+	"github.com/ccload/ccload/admin/adminapi"
+	"github.com/ccload/ccload/pricing/catalog"
 )
 
 // PriceCatalog reports the price catalog's state; *catalog.Syncer

@@ -23,12 +23,12 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"ccload/adminapi"
-	"ccload/clock"
-	"ccload/config"
-	"ccload/engine"
-	"ccload/engine/cooldown"
-	"ccload/store"
+	"github.com/ccload/ccload/admin/adminapi"
+	"github.com/ccload/ccload/config"
+	"github.com/ccload/ccload/engine"
+	"github.com/ccload/ccload/engine/cooldown"
+	"github.com/ccload/ccload/internal/clock"
+	"github.com/ccload/ccload/store"
 )
 
 // Config is the config source: the serving snapshot and the reload status.

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"ccload/store"
+	"github.com/ccload/ccload/store"
 )
 
 // Admin sessions live in the database (store.Sessions), so that every

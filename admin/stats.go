@@ -8,9 +8,9 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"ccload/adminapi"
-	"ccload/config"
-	"ccload/store"
+	"github.com/ccload/ccload/admin/adminapi"
+	"github.com/ccload/ccload/config"
+	"github.com/ccload/ccload/store"
 )
 
 // Stats limits: the longest range and the most buckets one call returns.

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"ccload/store"
+	"github.com/ccload/ccload/store"
 )
 
 // statsCache keeps, per (range, bucket) asked for, the log points of the

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"ccload/clock"
-	"ccload/store"
+	"github.com/ccload/ccload/internal/clock"
+	"github.com/ccload/ccload/store"
 )
 
 func openTestStore(tb testing.TB) store.Store {

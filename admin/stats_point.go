@@ -4,7 +4,7 @@ import (
 	"math"
 	"time"
 
-	"ccload/store"
+	"github.com/ccload/ccload/store"
 )
 
 // cachedPoint is a store.LogPoint as the stats cache keeps it: 80 bytes

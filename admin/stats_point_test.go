@@ -5,7 +5,7 @@ import (
 	"time"
 	"unsafe"
 
-	"ccload/store"
+	"github.com/ccload/ccload/store"
 )
 
 // TestCachedPointRoundTrip: a point survives the cache's compact form,

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"ccload/store"
+	"github.com/ccload/ccload/store"
 )
 
 func TestPercentiles(t *testing.T) {

@@ -7,8 +7,8 @@ import (
 	"github.com/valyala/fasthttp"
 	"gopkg.in/yaml.v3"
 
-	"ccload/adminapi"
-	"ccload/config"
+	"github.com/ccload/ccload/admin/adminapi"
+	"github.com/ccload/ccload/config"
 )
 
 // status is GET /admin/status.

@@ -7,9 +7,9 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"ccload/adminapi"
-	"ccload/config"
-	"ccload/engine"
+	"github.com/ccload/ccload/admin/adminapi"
+	"github.com/ccload/ccload/config"
+	"github.com/ccload/ccload/engine"
 )
 
 // maxTestTime bounds one test; the dashboard waits for the answer.

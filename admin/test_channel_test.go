@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"ccload/adminapi"
+	"github.com/ccload/ccload/admin/adminapi"
 )
 
 func TestChannelTest(t *testing.T) {

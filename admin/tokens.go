@@ -3,8 +3,8 @@ package admin
 import (
 	"github.com/valyala/fasthttp"
 
-	"ccload/adminapi"
-	"ccload/store"
+	"github.com/ccload/ccload/admin/adminapi"
+	"github.com/ccload/ccload/store"
 )
 
 // tokens is GET /admin/tokens: every configured token with its limits,

@@ -5,10 +5,10 @@ import (
 	"slices"
 	"time"
 
-	"ccload/adminapi"
-	"ccload/config"
-	"ccload/engine"
-	"ccload/engine/cooldown"
+	"github.com/ccload/ccload/admin/adminapi"
+	"github.com/ccload/ccload/config"
+	"github.com/ccload/ccload/engine"
+	"github.com/ccload/ccload/engine/cooldown"
 )
 
 // This file turns config and runtime values into the API's views. Every

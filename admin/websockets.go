@@ -1,9 +1,9 @@
 package admin
 
 import (
-	"ccload/adminapi"
-	"ccload/engine/responsesws"
-	"ccload/promtext"
+	"github.com/ccload/ccload/admin/adminapi"
+	"github.com/ccload/ccload/engine/responsesws"
+	"github.com/ccload/ccload/internal/promtext"
 )
 
 // webSocketEngine is implemented by engines serving the Responses

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"ccload/engine"
+	"github.com/ccload/ccload/engine"
 )
 
 // fill sets every exported field of the struct v points to a non-zero

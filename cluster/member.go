@@ -18,8 +18,8 @@ import (
 	"sync"
 	"time"
 
-	"ccload/clock"
-	"ccload/store"
+	"github.com/ccload/ccload/internal/clock"
+	"github.com/ccload/ccload/store"
 )
 
 // Timing of the list. An instance that stops (crash, SIGKILL, partition)

@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"ccload/clock"
-	"ccload/cluster"
-	"ccload/store"
+	"github.com/ccload/ccload/cluster"
+	"github.com/ccload/ccload/internal/clock"
+	"github.com/ccload/ccload/store"
 )
 
 var epoch = time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)

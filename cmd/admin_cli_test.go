@@ -18,9 +18,9 @@ import (
 	"testing"
 	"time"
 
-	"ccload/adminapi"
-	"ccload/clock"
-	"ccload/mockupstream"
+	"github.com/ccload/ccload/admin/adminapi"
+	"github.com/ccload/ccload/ccloadtest/mockupstream"
+	"github.com/ccload/ccload/internal/clock"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/admin")

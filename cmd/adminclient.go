@@ -11,8 +11,8 @@ import (
 	"github.com/spf13/cobra"
 	"gopkg.in/yaml.v3"
 
-	"ccload/adminapi"
-	"ccload/config"
+	"github.com/ccload/ccload/admin/adminapi"
+	"github.com/ccload/ccload/config"
 )
 
 // AdminFlags say where the running server is (design §3): the commands that

@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"ccload/adminapi"
+	"github.com/ccload/ccload/admin/adminapi"
 )
 
 // ChannelsOptions are the flags of `ccload channels`.

@@ -3,7 +3,7 @@ package cmd
 import (
 	"testing"
 
-	"ccload/adminapi"
+	"github.com/ccload/ccload/admin/adminapi"
 )
 
 func TestDetectNote(t *testing.T) {

@@ -10,9 +10,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"ccload/config"
-	"ccload/engine"
-	"ccload/engine/failure"
+	"github.com/ccload/ccload/config"
+	"github.com/ccload/ccload/engine"
+	"github.com/ccload/ccload/engine/failure"
 )
 
 // CheckOptions are the flags of `ccload check`.

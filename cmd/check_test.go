@@ -11,9 +11,9 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"ccload/config"
-	"ccload/engine"
-	"ccload/mockupstream"
+	"github.com/ccload/ccload/ccloadtest/mockupstream"
+	"github.com/ccload/ccload/config"
+	"github.com/ccload/ccload/engine"
 )
 
 const (

@@ -7,8 +7,8 @@ import (
 	"io"
 	"log/slog"
 
-	"ccload/config"
-	"ccload/engine"
+	"github.com/ccload/ccload/config"
+	"github.com/ccload/ccload/engine"
 )
 
 // chatTarget is one channel × model that `check --chat` talks to.

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"ccload/mockupstream"
+	"github.com/ccload/ccload/ccloadtest/mockupstream"
 )
 
 // TestCheckChat: --chat sends the prompt to each selected channel × model

@@ -9,10 +9,10 @@ import (
 	"slices"
 	"strings"
 
-	"ccload/config"
-	"ccload/engine"
-	"ccload/pricing"
-	"ccload/pricing/catalog"
+	"github.com/ccload/ccload/config"
+	"github.com/ccload/ccload/engine"
+	"github.com/ccload/ccload/pricing"
+	"github.com/ccload/ccload/pricing/catalog"
 )
 
 // unpricedModel is one model a channel serves that no price layer prices;

@@ -12,7 +12,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"ccload/mockupstream"
+	"github.com/ccload/ccload/ccloadtest/mockupstream"
 )
 
 // unpricedYAML serves one priced and two made-up models, with a catalog

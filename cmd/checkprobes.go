@@ -10,8 +10,8 @@ import (
 	"sync"
 	"time"
 
-	"ccload/config"
-	"ccload/engine"
+	"github.com/ccload/ccload/config"
+	"github.com/ccload/ccload/engine"
 )
 
 // checkProbe is one planned probe of `ccload check` and the short name of

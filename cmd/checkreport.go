@@ -7,9 +7,9 @@ import (
 	"strconv"
 	"strings"
 
-	"ccload/config"
-	"ccload/engine"
-	"ccload/engine/failure"
+	"github.com/ccload/ccload/config"
+	"github.com/ccload/ccload/engine"
+	"github.com/ccload/ccload/engine/failure"
 )
 
 // checkReport is the --json output of `ccload check`. It is a stable

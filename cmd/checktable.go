@@ -7,7 +7,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"ccload/engine"
+	"github.com/ccload/ccload/engine"
 )
 
 // Columns of the check table that may shrink.

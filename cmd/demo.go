@@ -1,11 +1,11 @@
 package cmd
 
 import (
-	"ccload/config"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"github.com/ccload/ccload/config"
 	"os"
 	"os/signal"
 	"syscall"
@@ -13,7 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"ccload/mockupstream"
+	"github.com/ccload/ccload/ccloadtest/mockupstream"
 )
 
 // demoToken is the client token of the demo entry in ccload.example.yaml

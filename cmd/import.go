@@ -12,7 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"ccload/importer"
+	"github.com/ccload/ccload/importer"
 )
 
 // ImportOptions are the flags of `ccload import`.

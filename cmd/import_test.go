@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"ccload/config"
-	"ccload/importer"
+	"github.com/ccload/ccload/config"
+	"github.com/ccload/ccload/importer"
 )
 
 // The samples of the importer package; every secret in them contains

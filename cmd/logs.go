@@ -1,7 +1,7 @@
 package cmd
 
 import (
-	"ccload/termtext"
+	"github.com/ccload/ccload/internal/termtext"
 
 	"context"
 	"encoding/json"
@@ -17,9 +17,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"ccload/admin"
-	"ccload/adminapi"
-	"ccload/store"
+	"github.com/ccload/ccload/admin"
+	"github.com/ccload/ccload/admin/adminapi"
+	"github.com/ccload/ccload/store"
 )
 
 // LogsOptions are the flags of `ccload logs`.

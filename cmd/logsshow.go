@@ -12,10 +12,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"ccload/admin"
-	"ccload/adminapi"
-	"ccload/store"
-	"ccload/termtext"
+	"github.com/ccload/ccload/admin"
+	"github.com/ccload/ccload/admin/adminapi"
+	"github.com/ccload/ccload/internal/termtext"
+	"github.com/ccload/ccload/store"
 )
 
 // LogsShowOptions are the flags of `ccload logs show`.

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"ccload/adminapi"
+	"github.com/ccload/ccload/admin/adminapi"
 )
 
 // TestLogsShow: `ccload logs show ID` prints a captured request (channel

@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"ccload/mockupstream"
+	"github.com/ccload/ccload/ccloadtest/mockupstream"
 )
 
 // MockOptions are the flags of the hidden `ccload mock-upstream`.

@@ -15,15 +15,15 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/valyala/fasthttp"
 
-	"ccload/admin"
-	"ccload/clock"
-	"ccload/cluster"
-	"ccload/config"
-	"ccload/engine"
-	"ccload/engine/cooldown"
-	"ccload/gcfloor"
-	"ccload/store"
-	"ccload/webui"
+	"github.com/ccload/ccload/admin"
+	"github.com/ccload/ccload/cluster"
+	"github.com/ccload/ccload/config"
+	"github.com/ccload/ccload/engine"
+	"github.com/ccload/ccload/engine/cooldown"
+	"github.com/ccload/ccload/internal/clock"
+	"github.com/ccload/ccload/internal/gcfloor"
+	"github.com/ccload/ccload/store"
+	"github.com/ccload/ccload/webui"
 )
 
 // ServeOptions are the flags of `ccload serve`.

@@ -6,10 +6,10 @@ import (
 	"net/http"
 	"time"
 
-	"ccload/config"
-	"ccload/engine"
-	"ccload/pricing/catalog"
-	"ccload/store"
+	"github.com/ccload/ccload/config"
+	"github.com/ccload/ccload/engine"
+	"github.com/ccload/ccload/pricing/catalog"
+	"github.com/ccload/ccload/store"
 )
 
 // catalogStartTimeout bounds the first catalog fetch, which serve waits

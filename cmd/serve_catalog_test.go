@@ -15,9 +15,9 @@ import (
 	"testing"
 	"time"
 
-	"ccload/adminapi"
-	"ccload/mockupstream"
-	"ccload/store"
+	"github.com/ccload/ccload/admin/adminapi"
+	"github.com/ccload/ccload/ccloadtest/mockupstream"
+	"github.com/ccload/ccload/store"
 )
 
 // runServe starts serveRun on file and returns its base URL and a stop

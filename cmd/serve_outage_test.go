@@ -16,9 +16,9 @@ import (
 	"testing"
 	"time"
 
-	"ccload/mockupstream"
-	"ccload/store"
-	"ccload/store/pgtemp"
+	"github.com/ccload/ccload/ccloadtest/mockupstream"
+	"github.com/ccload/ccload/ccloadtest/pgtemp"
+	"github.com/ccload/ccload/store"
 )
 
 // healthJSON is the part of GET /health these tests read.

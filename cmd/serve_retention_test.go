@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"ccload/store"
+	"github.com/ccload/ccload/store"
 )
 
 // TestServePrunesOldLogsAtStart: rows older than storage.log_retention are

@@ -9,12 +9,12 @@ import (
 	"os"
 	"time"
 
-	"ccload/admin"
-	"ccload/config"
-	"ccload/engine"
-	"ccload/engine/cooldown"
-	"ccload/engine/feed"
-	"ccload/store"
+	"github.com/ccload/ccload/admin"
+	"github.com/ccload/ccload/cluster/feed"
+	"github.com/ccload/ccload/config"
+	"github.com/ccload/ccload/engine"
+	"github.com/ccload/ccload/engine/cooldown"
+	"github.com/ccload/ccload/store"
 )
 
 // sharedState is storage.shared wired into serve (docs/scale-out.md

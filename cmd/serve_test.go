@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"ccload/mockupstream"
-	"ccload/store"
+	"github.com/ccload/ccload/ccloadtest/mockupstream"
+	"github.com/ccload/ccload/store"
 )
 
 func testIO() (IOStreams, *bytes.Buffer, *bytes.Buffer) {

@@ -1,7 +1,7 @@
 package cmd
 
 import (
-	"ccload/termtext"
+	"github.com/ccload/ccload/internal/termtext"
 
 	"fmt"
 	"io"

@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"ccload/adminapi"
+	"github.com/ccload/ccload/admin/adminapi"
 )
 
 // TokensOptions are the flags of `ccload tokens`.

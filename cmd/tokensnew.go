@@ -14,7 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"ccload/config"
+	"github.com/ccload/ccload/config"
 )
 
 // TokensNewOptions are the flags of `ccload tokens new`.

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"ccload/config"
+	"github.com/ccload/ccload/config"
 )
 
 // testEntry is what every testdata/tokensnew case adds.

@@ -6,8 +6,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"ccload/adminapi"
-	"ccload/tui"
+	"github.com/ccload/ccload/admin/adminapi"
+	"github.com/ccload/ccload/tui"
 )
 
 // TopOptions are the flags of `ccload top`.

@@ -8,7 +8,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"ccload/protocol"
+	"github.com/ccload/ccload/protocol"
 )
 
 var channelFields = fields[Channel]{

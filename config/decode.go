@@ -11,7 +11,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"ccload/config/yamlnode"
+	"github.com/ccload/ccload/config/yamlnode"
 )
 
 // The decoder walks a yaml.Node tree by hand, so every problem keeps its

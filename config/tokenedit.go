@@ -10,7 +10,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"ccload/config/yamlnode"
+	"github.com/ccload/ccload/config/yamlnode"
 )
 
 // Editing the config file's text in place (for `ccload tokens new`): only

@@ -5,7 +5,7 @@ import (
 	"net/netip"
 	"time"
 
-	"ccload/protocol"
+	"github.com/ccload/ccload/protocol"
 )
 
 // Snapshot is one validated, immutable view of the config file.

@@ -6,8 +6,8 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"ccload/config"
-	"ccload/engine/affinity"
+	"github.com/ccload/ccload/config"
+	"github.com/ccload/ccload/engine/affinity"
 )
 
 // Session affinity (issue 17, engine/affinity): a session's request goes

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"testing"
 
-	"ccload/mockupstream"
+	"github.com/ccload/ccload/ccloadtest/mockupstream"
 )
 
 // affinityConfig: two equal channels x and y (two keys each, round-robin)

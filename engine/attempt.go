@@ -11,10 +11,10 @@ import (
 	"github.com/tidwall/sjson"
 	"github.com/valyala/fasthttp"
 
-	"ccload/config"
-	"ccload/engine/failure"
-	"ccload/protocol"
-	"ccload/protocol/convert"
+	"github.com/ccload/ccload/config"
+	"github.com/ccload/ccload/engine/failure"
+	"github.com/ccload/ccload/protocol"
+	"github.com/ccload/ccload/protocol/convert"
 )
 
 // attemptResult is how one upstream attempt ended.

@@ -3,7 +3,7 @@ package engine
 import (
 	"strconv"
 
-	"ccload/protocol"
+	"github.com/ccload/ccload/protocol"
 )
 
 // appendAttemptsJSON encodes the attempts column: the same JSON

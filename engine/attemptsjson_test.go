@@ -5,8 +5,8 @@ import (
 	"reflect"
 	"testing"
 
-	"ccload/engine/failure"
-	"ccload/protocol"
+	"github.com/ccload/ccload/engine/failure"
+	"github.com/ccload/ccload/protocol"
 )
 
 // TestAppendAttemptsJSONMatchesEncodingJSON: the hand-written encoder

@@ -9,7 +9,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"ccload/config"
+	"github.com/ccload/ccload/config"
 )
 
 // clientToken extracts the client's credential from any of the places the

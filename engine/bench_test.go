@@ -15,10 +15,10 @@ import (
 	"github.com/valyala/fasthttp"
 	"github.com/valyala/fasthttp/fasthttputil"
 
-	"ccload/config"
-	"ccload/engine"
-	"ccload/gcfloor"
-	"ccload/store"
+	"github.com/ccload/ccload/config"
+	"github.com/ccload/ccload/engine"
+	"github.com/ccload/ccload/internal/gcfloor"
+	"github.com/ccload/ccload/store"
 )
 
 // The request path, one proxied request per iteration: client -> gateway

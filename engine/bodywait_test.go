@@ -12,7 +12,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"ccload/engine"
+	"github.com/ccload/ccload/engine"
 )
 
 // The upstream body of a streamed answer on a pooled connection is made

@@ -6,9 +6,9 @@ import (
 	"strings"
 	"time"
 
-	"ccload/clock"
-	"ccload/config"
-	"ccload/engine/cooldown"
+	"github.com/ccload/ccload/config"
+	"github.com/ccload/ccload/engine/cooldown"
+	"github.com/ccload/ccload/internal/clock"
 )
 
 // Routing under failure storms (issue 11). Cooldowns order and thin out the

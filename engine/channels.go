@@ -4,8 +4,8 @@ import (
 	"sort"
 	"time"
 
-	"ccload/config"
-	"ccload/engine/cooldown"
+	"github.com/ccload/ccload/config"
+	"github.com/ccload/ccload/engine/cooldown"
 )
 
 // ChannelState is a channel's live state for the admin API and CLI.

@@ -12,8 +12,8 @@ import (
 	"github.com/tidwall/sjson"
 	"github.com/valyala/fasthttp"
 
-	"ccload/config"
-	"ccload/protocol"
+	"github.com/ccload/ccload/config"
+	"github.com/ccload/ccload/protocol"
 )
 
 // ChatTest is a real chat request for one channel (issue 13): the

@@ -5,7 +5,7 @@ import (
 	"math/rand/v2"
 	"time"
 
-	"ccload/config"
+	"github.com/ccload/ccload/config"
 )
 
 // RunChecks probes every channel that has `check: {model, every}` at that

@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"ccload/engine/cooldown"
-	"ccload/engine/failure"
-	"ccload/mockupstream"
+	"github.com/ccload/ccload/ccloadtest/mockupstream"
+	"github.com/ccload/ccload/engine/cooldown"
+	"github.com/ccload/ccload/engine/failure"
 )
 
 // checksConfig: channel a serves m1 and m2 and probes m1 every 200ms;

@@ -7,7 +7,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"ccload/config"
+	"github.com/ccload/ccload/config"
 )
 
 // ClientIP is the address of the client behind ctx: the peer's, or, when

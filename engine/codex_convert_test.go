@@ -6,7 +6,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"ccload/mockupstream"
+	"github.com/ccload/ccload/ccloadtest/mockupstream"
 )
 
 // codexConfig: one channel speaking {{FAM}}.

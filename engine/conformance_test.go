@@ -13,7 +13,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"ccload/mockupstream"
+	"github.com/ccload/ccload/ccloadtest/mockupstream"
 )
 
 // SDK conformance (issue 4, "How it is checked"): for every client family ×

@@ -3,10 +3,10 @@ package engine
 import (
 	"context"
 
-	"ccload/config"
-	"ccload/pricing"
-	"ccload/protocol/convert"
-	"ccload/store"
+	"github.com/ccload/ccload/config"
+	"github.com/ccload/ccload/pricing"
+	"github.com/ccload/ccload/protocol/convert"
+	"github.com/ccload/ccload/store"
 )
 
 // CostStore is what the cost ledger reads at start: lifetime token cost and

@@ -1,6 +1,6 @@
 package engine
 
-import "ccload/config"
+import "github.com/ccload/ccload/config"
 
 // Accessors for the admin API and /metrics; they read, never change, the
 // engine's state.

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"ccload/engine/failure"
+	"github.com/ccload/ccload/engine/failure"
 )
 
 // errRequestDeadline ends an attempt still waiting for its first byte when

@@ -10,8 +10,8 @@ import (
 	"sync"
 	"unicode/utf8"
 
-	"ccload/config"
-	"ccload/engine/failure"
+	"github.com/ccload/ccload/config"
+	"github.com/ccload/ccload/engine/failure"
 )
 
 // Debug capture (issue 13). A request whose token or channel says

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"ccload/engine/failure"
+	"github.com/ccload/ccload/engine/failure"
 )
 
 func TestMaskCredential(t *testing.T) {

@@ -9,10 +9,10 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"ccload/config"
-	"ccload/engine/failure"
-	"ccload/protocol"
-	"ccload/protocol/jsonwalk"
+	"github.com/ccload/ccload/config"
+	"github.com/ccload/ccload/engine/failure"
+	"github.com/ccload/ccload/protocol"
+	"github.com/ccload/ccload/protocol/jsonwalk"
 )
 
 // Protocol detection for URLs that declare no `protocols` (issue 13 item 2).

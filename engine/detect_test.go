@@ -12,11 +12,11 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"ccload/clock"
-	"ccload/engine"
-	"ccload/engine/cooldown"
-	"ccload/engine/failure"
-	"ccload/mockupstream"
+	"github.com/ccload/ccload/ccloadtest/mockupstream"
+	"github.com/ccload/ccload/engine"
+	"github.com/ccload/ccload/engine/cooldown"
+	"github.com/ccload/ccload/engine/failure"
+	"github.com/ccload/ccload/internal/clock"
 )
 
 // detectConfig: channel "relay" serves m1 from {{URL}}, which declares no

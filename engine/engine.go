@@ -15,13 +15,13 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"ccload/clock"
-	"ccload/config"
-	"ccload/engine/cooldown"
-	"ccload/engine/responsesws"
-	"ccload/pricing"
-	"ccload/protocol"
-	"ccload/store"
+	"github.com/ccload/ccload/config"
+	"github.com/ccload/ccload/engine/cooldown"
+	"github.com/ccload/ccload/engine/responsesws"
+	"github.com/ccload/ccload/internal/clock"
+	"github.com/ccload/ccload/pricing"
+	"github.com/ccload/ccload/protocol"
+	"github.com/ccload/ccload/store"
 )
 
 // Snapshots yields the config snapshot in force; each request loads it once

@@ -15,11 +15,11 @@ import (
 	"testing"
 	"time"
 
-	"ccload/clock"
-	"ccload/engine"
-	"ccload/engine/cooldown"
-	"ccload/engine/failure"
-	"ccload/mockupstream"
+	"github.com/ccload/ccload/ccloadtest/mockupstream"
+	"github.com/ccload/ccload/engine"
+	"github.com/ccload/ccload/engine/cooldown"
+	"github.com/ccload/ccload/engine/failure"
+	"github.com/ccload/ccload/internal/clock"
 )
 
 // failoverConfig: channel a (priority 10, two keys, sequential) and channel

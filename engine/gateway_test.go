@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"ccload/mockupstream"
+	"github.com/ccload/ccload/ccloadtest/mockupstream"
 )
 
 func post(t *testing.T, url, body string, header map[string]string) (*http.Response, string) {

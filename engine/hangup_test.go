@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"ccload/engine"
-	"ccload/store"
+	"github.com/ccload/ccload/engine"
+	"github.com/ccload/ccload/store"
 )
 
 // The gateway watches each client connection for a hang-up (hangups):

@@ -11,10 +11,10 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"ccload/config"
-	"ccload/engine"
-	"ccload/mockupstream"
-	"ccload/store"
+	"github.com/ccload/ccload/ccloadtest/mockupstream"
+	"github.com/ccload/ccload/config"
+	"github.com/ccload/ccload/engine"
+	"github.com/ccload/ccload/store"
 )
 
 // testToken is the client token every test config accepts (as its sha256).

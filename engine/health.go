@@ -6,8 +6,8 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"ccload/config"
-	"ccload/engine/feed"
+	"github.com/ccload/ccload/cluster/feed"
+	"github.com/ccload/ccload/config"
 )
 
 // healthBody is GET /health (design §4). Status stays "ok" (HTTP 200)

@@ -6,7 +6,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"ccload/protocol/jsonwalk"
+	"github.com/ccload/ccload/protocol/jsonwalk"
 )
 
 // members are the top-level members of a client body that admission and

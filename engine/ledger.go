@@ -8,9 +8,9 @@ import (
 	"sync"
 	"time"
 
-	"ccload/clock"
-	"ccload/config"
-	"ccload/store"
+	"github.com/ccload/ccload/config"
+	"github.com/ccload/ccload/internal/clock"
+	"github.com/ccload/ccload/store"
 )
 
 // ledger keeps the spend that cost limits are checked against: lifetime

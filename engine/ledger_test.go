@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"ccload/config"
-	"ccload/store"
+	"github.com/ccload/ccload/config"
+	"github.com/ccload/ccload/store"
 )
 
 type fakeClock struct {

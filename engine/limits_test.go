@@ -10,10 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"ccload/engine"
-	"ccload/engine/cooldown"
-	"ccload/engine/failure"
-	"ccload/mockupstream"
+	"github.com/ccload/ccload/ccloadtest/mockupstream"
+	"github.com/ccload/ccload/engine"
+	"github.com/ccload/ccload/engine/cooldown"
+	"github.com/ccload/ccload/engine/failure"
 )
 
 // limitsConfig: channel a (priority 10) with {{A_EXTRA}} settings and

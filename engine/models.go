@@ -6,9 +6,9 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"ccload/config"
-	"ccload/protocol"
-	"ccload/protocol/count"
+	"github.com/ccload/ccload/config"
+	"github.com/ccload/ccload/protocol"
+	"github.com/ccload/ccload/protocol/count"
 )
 
 // serveModels lists the models the token may use, in the caller's format:

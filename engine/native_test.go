@@ -12,7 +12,7 @@ import (
 	"github.com/openai/openai-go/v3/responses"
 	"google.golang.org/genai"
 
-	"ccload/mockupstream"
+	"github.com/ccload/ccload/ccloadtest/mockupstream"
 )
 
 // nativeConfig has one channel per family, each renaming its model, all

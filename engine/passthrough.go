@@ -9,11 +9,11 @@ import (
 	"github.com/tidwall/sjson"
 	"github.com/valyala/fasthttp"
 
-	"ccload/config"
-	"ccload/engine/failure"
-	"ccload/protocol"
-	"ccload/protocol/jsonwalk"
-	"ccload/protocol/passthrough"
+	"github.com/ccload/ccload/config"
+	"github.com/ccload/ccload/engine/failure"
+	"github.com/ccload/ccload/protocol"
+	"github.com/ccload/ccload/protocol/jsonwalk"
+	"github.com/ccload/ccload/protocol/passthrough"
 )
 
 // OpenAI endpoints relayed natively (issue 13): embeddings, completions,

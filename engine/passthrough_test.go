@@ -11,8 +11,8 @@ import (
 	"github.com/openai/openai-go/v3"
 	ooption "github.com/openai/openai-go/v3/option"
 
-	"ccload/mockupstream"
-	"ccload/store"
+	"github.com/ccload/ccload/ccloadtest/mockupstream"
+	"github.com/ccload/ccload/store"
 )
 
 // passConfig: every client model is renamed upstream. Channel "flaky"

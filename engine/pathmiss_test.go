@@ -4,7 +4,7 @@ import (
 	"slices"
 	"testing"
 
-	"ccload/protocol"
+	"github.com/ccload/ccload/protocol"
 )
 
 // TestPathMiss is the table of detect.go's pathMiss rule, one row per case.

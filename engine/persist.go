@@ -4,9 +4,9 @@ import (
 	"context"
 	"time"
 
-	"ccload/engine/cooldown"
-	"ccload/engine/failure"
-	"ccload/store"
+	"github.com/ccload/ccload/engine/cooldown"
+	"github.com/ccload/ccload/engine/failure"
+	"github.com/ccload/ccload/store"
 )
 
 // StorePersister saves cooldowns in the database so a restart or a second

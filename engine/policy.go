@@ -3,9 +3,9 @@ package engine
 import (
 	"time"
 
-	"ccload/config"
-	"ccload/engine/cooldown"
-	"ccload/engine/failure"
+	"github.com/ccload/ccload/config"
+	"github.com/ccload/ccload/engine/cooldown"
+	"github.com/ccload/ccload/engine/failure"
 )
 
 // cooldownPolicy maps routing.cooldown onto the registry's policy. Network

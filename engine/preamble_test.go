@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"ccload/mockupstream"
+	"github.com/ccload/ccload/ccloadtest/mockupstream"
 )
 
 // preambleConfig: channel a speaks {{FAM}} and answers with a preamble then

@@ -7,9 +7,9 @@ import (
 
 	"github.com/tidwall/sjson"
 
-	"ccload/config"
-	"ccload/engine/failure"
-	"ccload/protocol"
+	"github.com/ccload/ccload/config"
+	"github.com/ccload/ccload/engine/failure"
+	"github.com/ccload/ccload/protocol"
 )
 
 // Probe is one minimal real request to one channel × model × URL × key,

@@ -4,12 +4,12 @@ import (
 	"sync"
 	"time"
 
-	"ccload/clock"
-	"ccload/engine/cooldown"
-	"ccload/engine/failure"
-	"ccload/protocol"
-	"ccload/protocol/convert"
-	"ccload/store"
+	"github.com/ccload/ccload/engine/cooldown"
+	"github.com/ccload/ccload/engine/failure"
+	"github.com/ccload/ccload/internal/clock"
+	"github.com/ccload/ccload/protocol"
+	"github.com/ccload/ccload/protocol/convert"
+	"github.com/ccload/ccload/store"
 )
 
 type cooldownKey = cooldown.Key

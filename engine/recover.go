@@ -7,7 +7,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"ccload/protocol"
+	"github.com/ccload/ccload/protocol"
 )
 
 // A panic anywhere in one request's handling (a converter, the relay, a

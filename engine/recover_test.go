@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"ccload/engine"
-	"ccload/mockupstream"
+	"github.com/ccload/ccload/ccloadtest/mockupstream"
+	"github.com/ccload/ccload/engine"
 )
 
 // panicTransport sends upstream requests for real, except that a request

@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"net/url"
 
-	"ccload/config"
-	"ccload/engine/failure"
+	"github.com/ccload/ccload/config"
+	"github.com/ccload/ccload/engine/failure"
 )
 
 // snapRedactor is the Redactor built for one config snapshot.

@@ -8,12 +8,12 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"ccload/clock"
-	"ccload/config"
-	"ccload/engine/affinity"
-	"ccload/engine/cooldown"
-	"ccload/engine/failure"
-	"ccload/engine/responsesws"
+	"github.com/ccload/ccload/config"
+	"github.com/ccload/ccload/engine/affinity"
+	"github.com/ccload/ccload/engine/cooldown"
+	"github.com/ccload/ccload/engine/failure"
+	"github.com/ccload/ccload/engine/responsesws"
+	"github.com/ccload/ccload/internal/clock"
 )
 
 // registry is all of the engine's runtime state that outlives a config

@@ -6,8 +6,8 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"ccload/config"
-	"ccload/engine/affinity"
+	"github.com/ccload/ccload/config"
+	"github.com/ccload/ccload/engine/affinity"
 )
 
 // request is one client request while it is served. It holds copies of

@@ -3,7 +3,7 @@ package engine
 import (
 	"github.com/valyala/fasthttp"
 
-	"ccload/protocol"
+	"github.com/ccload/ccload/protocol"
 )
 
 // clientError is an answer ccload gives itself: Msg goes to the client in

@@ -5,8 +5,8 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"ccload/protocol"
-	"ccload/protocol/passthrough"
+	"github.com/ccload/ccload/protocol"
+	"github.com/ccload/ccload/protocol/passthrough"
 )
 
 // op is what a proxy endpoint asks for.

@@ -5,7 +5,7 @@ import (
 	"sync"
 	"time"
 
-	"ccload/config"
+	"github.com/ccload/ccload/config"
 )
 
 // outcomes counts a channel's upstream successes and failures in one-minute

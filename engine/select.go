@@ -6,9 +6,9 @@ import (
 	"slices"
 	"strings"
 
-	"ccload/config"
-	"ccload/engine/cooldown"
-	"ccload/engine/failure"
+	"github.com/ccload/ccload/config"
+	"github.com/ccload/ccload/engine/cooldown"
+	"github.com/ccload/ccload/engine/failure"
 )
 
 // orderRoutes returns the routes for one request in the order they should

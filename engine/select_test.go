@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"ccload/config"
+	"github.com/ccload/ccload/config"
 )
 
 func TestSmoothWRRSequence(t *testing.T) {

@@ -4,7 +4,7 @@ import (
 	"context"
 	"io"
 
-	"ccload/engine/failure"
+	"github.com/ccload/ccload/engine/failure"
 )
 
 // sent is how the first phase of an upstream call ended: a 2xx answer

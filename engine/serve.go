@@ -7,8 +7,8 @@ import (
 	"github.com/tidwall/gjson"
 	"github.com/valyala/fasthttp"
 
-	"ccload/config"
-	"ccload/protocol"
+	"github.com/ccload/ccload/config"
+	"github.com/ccload/ccload/protocol"
 )
 
 // serveProxy is one client request, top to bottom: authenticate, admit

@@ -12,7 +12,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"ccload/protocol"
+	"github.com/ccload/ccload/protocol"
 )
 
 // otherBodyLimit bounds request bodies outside the proxy endpoints (admin

@@ -7,10 +7,10 @@ import (
 	"errors"
 	"time"
 
-	"ccload/engine/affinity"
-	"ccload/engine/cooldown"
-	"ccload/engine/failure"
-	"ccload/store"
+	"github.com/ccload/ccload/engine/affinity"
+	"github.com/ccload/ccload/engine/cooldown"
+	"github.com/ccload/ccload/engine/failure"
+	"github.com/ccload/ccload/store"
 )
 
 // Shared runtime state (storage.shared, issue 14; docs/scale-out.md

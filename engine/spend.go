@@ -4,8 +4,8 @@ import (
 	"context"
 	"time"
 
-	"ccload/clock"
-	"ccload/store"
+	"github.com/ccload/ccload/internal/clock"
+	"github.com/ccload/ccload/store"
 )
 
 // Shared spend (storage.shared, issue 14.2). Every finished request's cost

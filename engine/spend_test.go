@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"ccload/config"
-	"ccload/store"
+	"github.com/ccload/ccload/config"
+	"github.com/ccload/ccload/store"
 )
 
 // flakyStore is a real SQLite store whose spend calls can be made to fail.

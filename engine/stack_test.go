@@ -15,9 +15,9 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"ccload/config"
-	"ccload/engine"
-	"ccload/mockupstream"
+	"github.com/ccload/ccload/ccloadtest/mockupstream"
+	"github.com/ccload/ccload/config"
+	"github.com/ccload/ccload/engine"
 )
 
 // stackChildEnv carries the mock upstream's URL to the child process of

@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"ccload/engine/cooldown"
-	"ccload/engine/failure"
-	"ccload/mockupstream"
+	"github.com/ccload/ccload/ccloadtest/mockupstream"
+	"github.com/ccload/ccload/engine/cooldown"
+	"github.com/ccload/ccload/engine/failure"
 )
 
 const stormConfig = `version: 1

@@ -12,10 +12,10 @@ import (
 	"github.com/tidwall/gjson"
 	"github.com/valyala/fasthttp"
 
-	"ccload/engine/failure"
-	"ccload/protocol"
-	"ccload/protocol/convert"
-	"ccload/protocol/jsonwalk"
+	"github.com/ccload/ccload/engine/failure"
+	"github.com/ccload/ccload/protocol"
+	"github.com/ccload/ccload/protocol/convert"
+	"github.com/ccload/ccload/protocol/jsonwalk"
 )
 
 // startStream peeks at an upstream stream until its first content event,

@@ -7,10 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"ccload/config"
-	"ccload/engine/affinity"
-	"ccload/engine/failure"
-	"ccload/engine/responsesws"
+	"github.com/ccload/ccload/config"
+	"github.com/ccload/ccload/engine/affinity"
+	"github.com/ccload/ccload/engine/failure"
+	"github.com/ccload/ccload/engine/responsesws"
 )
 
 func snapOf(t *testing.T, yaml string) *config.Snapshot {

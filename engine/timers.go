@@ -3,7 +3,7 @@ package engine
 import (
 	"time"
 
-	"ccload/clock"
+	"github.com/ccload/ccload/internal/clock"
 )
 
 // TimerClock is a Clock that also runs timers. When the injected Clock is

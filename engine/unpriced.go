@@ -3,8 +3,8 @@ package engine
 import (
 	"fmt"
 
-	"ccload/config"
-	"ccload/pricing"
+	"github.com/ccload/ccload/config"
+	"github.com/ccload/ccload/pricing"
 )
 
 // Unpriced models and cost limits (issue 19). A request for a model with no

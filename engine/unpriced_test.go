@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"ccload/pricing"
-	"ccload/store"
+	"github.com/ccload/ccload/pricing"
+	"github.com/ccload/ccload/store"
 )
 
 // unpricedConfig serves a made-up model and a priced one. {{TOKEN}} and

@@ -14,12 +14,12 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"ccload/clock"
-	"ccload/config"
-	"ccload/engine"
-	"ccload/engine/failure"
-	"ccload/mockupstream"
-	"ccload/store"
+	"github.com/ccload/ccload/ccloadtest/mockupstream"
+	"github.com/ccload/ccload/config"
+	"github.com/ccload/ccload/engine"
+	"github.com/ccload/ccload/engine/failure"
+	"github.com/ccload/ccload/internal/clock"
+	"github.com/ccload/ccload/store"
 )
 
 // Plain http:// upstreams go through the fasthttp client, everything else

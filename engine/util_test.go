@@ -1,7 +1,7 @@
 package engine_test
 
 import (
-	"ccload/mockupstream"
+	"github.com/ccload/ccload/ccloadtest/mockupstream"
 
 	"crypto/sha256"
 	"encoding/hex"

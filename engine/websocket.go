@@ -10,8 +10,8 @@ import (
 	"github.com/fasthttp/websocket"
 	"github.com/valyala/fasthttp"
 
-	"ccload/engine/responsesws"
-	"ccload/protocol"
+	"github.com/ccload/ccload/engine/responsesws"
+	"github.com/ccload/ccload/protocol"
 )
 
 // wsState is the engine's part of the Responses WebSocket transport: the

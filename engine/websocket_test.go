@@ -11,8 +11,8 @@ import (
 	"github.com/gorilla/websocket"
 	"github.com/tidwall/gjson"
 
-	"ccload/mockupstream"
-	"ccload/store"
+	"github.com/ccload/ccload/ccloadtest/mockupstream"
+	"github.com/ccload/ccload/store"
 )
 
 // wsConfig serves r1 from a Responses channel, a1 from an Anthropic one,

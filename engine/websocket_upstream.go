@@ -14,8 +14,8 @@ import (
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
 
-	"ccload/engine/responsesws"
-	"ccload/protocol"
+	"github.com/ccload/ccload/engine/responsesws"
+	"github.com/ccload/ccload/protocol"
 )
 
 // refusalTTL is how long a URL that refused the WebSocket upgrade (it

@@ -7,8 +7,8 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"ccload/engine/failure"
-	"ccload/protocol/convert"
+	"github.com/ccload/ccload/engine/failure"
+	"github.com/ccload/ccload/protocol/convert"
 )
 
 // A non-stream answer, chat (finishJSON) or relayed (finishPass), is read

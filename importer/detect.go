@@ -8,7 +8,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"ccload/config/yamlnode"
+	"github.com/ccload/ccload/config/yamlnode"
 )
 
 // ErrUnknownFormat is returned by Detect for content it cannot place.

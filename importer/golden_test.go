@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"ccload/config"
+	"github.com/ccload/ccload/config"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden.yaml from the current output")

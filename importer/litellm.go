@@ -9,7 +9,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"ccload/config/yamlnode"
+	"github.com/ccload/ccload/config/yamlnode"
 )
 
 // provider is what ccload needs to know about a LiteLLM provider prefix.

@@ -6,8 +6,8 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"ccload/config"
-	"ccload/config/yamlnode"
+	"github.com/ccload/ccload/config"
+	"github.com/ccload/ccload/config/yamlnode"
 )
 
 // LiteLLM's router_settings, litellm_settings and general_settings: the

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"ccload/config"
+	"github.com/ccload/ccload/config"
 )
 
 func readLiteLLM(t *testing.T, y string) *Config {

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"ccload/config"
+	"github.com/ccload/ccload/config"
 )
 
 // varRef matches the start of a ${VAR} or ${VAR:-default} reference; an

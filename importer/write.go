@@ -9,7 +9,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"ccload/config"
+	"github.com/ccload/ccload/config"
 )
 
 // SecretMode says what Render does with the literal keys a reader found.

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"ccload/config"
+	"github.com/ccload/ccload/config"
 )
 
 // TestLiteralsRoundTrip: what the input says is what ccload reads, "$"

@@ -6,7 +6,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"ccload/config/yamlnode"
+	"github.com/ccload/ccload/config/yamlnode"
 )
 
 // Helpers for reading a LiteLLM file as yaml.Node (config/yamlnode has the

@@ -3,7 +3,7 @@ package protocol
 import (
 	"unicode/utf8"
 
-	"ccload/protocol/jsonwalk"
+	"github.com/ccload/ccload/protocol/jsonwalk"
 )
 
 const jsonHex = "0123456789abcdef"

@@ -15,8 +15,8 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"gopkg.in/yaml.v3"
 
-	"ccload/config"
-	"ccload/schema"
+	"github.com/ccload/ccload/config"
+	"github.com/ccload/ccload/schema"
 )
 
 func compile(t *testing.T) *jsonschema.Schema {

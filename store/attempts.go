@@ -3,7 +3,7 @@ package store
 import (
 	"strconv"
 
-	"ccload/protocol"
+	"github.com/ccload/ccload/protocol"
 )
 
 // Most requests are answered by their first attempt, and then the

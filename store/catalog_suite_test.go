@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"ccload/store"
+	"github.com/ccload/ccload/store"
 )
 
 // catalogStore is what package pricing/catalog asks of the store.

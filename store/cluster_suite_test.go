@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"ccload/store"
+	"github.com/ccload/ccload/store"
 )
 
 // testAdminSessions: a session is found by its id hash on any handle of the

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"ccload/store"
+	"github.com/ccload/ccload/store"
 )
 
 // testDebugCapture checks request_debug (issue 13): captures are stored

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"ccload/store"
+	"github.com/ccload/ccload/store"
 )
 
 // spreadRows returns n rows in time order whose token, channel and model

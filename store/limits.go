@@ -7,7 +7,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"ccload/clock"
+	"github.com/ccload/ccload/internal/clock"
 )
 
 // Column sizes in characters. They match the VARCHAR sizes in every

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"ccload/store"
+	"github.com/ccload/ccload/store"
 )
 
 // testLogPoints: EachLogPoint returns exactly the rows of the half-open

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"ccload/clock"
+	"github.com/ccload/ccload/internal/clock"
 )
 
 // RetentionOptions tunes a Retention. Zero fields take their defaults.

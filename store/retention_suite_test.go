@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"ccload/clock"
-	"ccload/store"
+	"github.com/ccload/ccload/internal/clock"
+	"github.com/ccload/ccload/store"
 )
 
 // testRetention checks storage.log_retention end to end on one dialect: the

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"ccload/store"
+	"github.com/ccload/ccload/store"
 )
 
 func shared(t *testing.T, s store.Store) store.Shared {

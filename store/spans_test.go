@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"ccload/store"
+	"github.com/ccload/ccload/store"
 )
 
 // sqliteAt opens the SQLite store at path, closed when t ends.

@@ -15,7 +15,7 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
-	"ccload/store"
+	"github.com/ccload/ccload/store"
 )
 
 // Environment variables of the integration runs. CI sets all three.

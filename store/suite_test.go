@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"ccload/protocol"
-	"ccload/store"
+	"github.com/ccload/ccload/protocol"
+	"github.com/ccload/ccload/store"
 )
 
 // Opener opens a Store on the database that belongs to t, creating that

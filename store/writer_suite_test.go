@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"ccload/store"
+	"github.com/ccload/ccload/store"
 )
 
 // flakyStore wraps a real Store to play an outage (down), a row the

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"ccload/adminapi"
+	"github.com/ccload/ccload/admin/adminapi"
 )
 
 // channelSort orders the channels pane.

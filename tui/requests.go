@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"ccload/adminapi"
+	"github.com/ccload/ccload/admin/adminapi"
 )
 
 // tracked is a request as the view knows it: its latest event and when

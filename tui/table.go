@@ -1,7 +1,7 @@
 package tui
 
 import (
-	"ccload/termtext"
+	"github.com/ccload/ccload/internal/termtext"
 
 	"strings"
 

@@ -17,7 +17,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
-	"ccload/adminapi"
+	"github.com/ccload/ccload/admin/adminapi"
 )
 
 // Source is the running server; *adminapi.Client is one.

@@ -1,7 +1,7 @@
 package tui
 
 import (
-	"ccload/termtext"
+	"github.com/ccload/ccload/internal/termtext"
 
 	"errors"
 	"fmt"
@@ -11,7 +11,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
 
-	"ccload/adminapi"
+	"github.com/ccload/ccload/admin/adminapi"
 )
 
 // Size before the terminal tells us its own.

@@ -7,7 +7,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"ccload/protocol"
+	"github.com/ccload/ccload/protocol"
 )
 
 func TestIdentifyOrder(t *testing.T) {

@@ -30,8 +30,8 @@ import (
 	"sync"
 	"time"
 
-	"ccload/clock"
-	"ccload/engine/failure"
+	"github.com/ccload/ccload/engine/failure"
+	"github.com/ccload/ccload/internal/clock"
 )
 
 // Key names one cooling component. Only the parts of its scope are set:

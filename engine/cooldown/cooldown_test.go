@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"ccload/clock"
-	"ccload/engine/failure"
+	"github.com/ccload/ccload/engine/failure"
+	"github.com/ccload/ccload/internal/clock"
 )
 
 // newClock is a clock tests move by hand; nothing here sleeps.

@@ -3,7 +3,7 @@ package cooldown
 import (
 	"time"
 
-	"ccload/engine/failure"
+	"github.com/ccload/ccload/engine/failure"
 )
 
 // What the router needs to know about a component beyond "cooling or not"

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"ccload/engine/failure"
+	"github.com/ccload/ccload/engine/failure"
 )
 
 // TestStateHardOnlyOnceConfirmed: a hard reason shuts a component out only

@@ -7,7 +7,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"ccload/protocol/jsonwalk"
+	"github.com/ccload/ccload/protocol/jsonwalk"
 )
 
 // maxScan bounds how much of a body is searched for texts.

@@ -8,8 +8,8 @@ import (
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
 
-	"ccload/protocol"
-	"ccload/protocol/jsonwalk"
+	"github.com/ccload/ccload/protocol"
+	"github.com/ccload/ccload/protocol/jsonwalk"
 )
 
 // create is one parsed response.create frame.

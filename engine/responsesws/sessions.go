@@ -6,7 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"ccload/config"
+	"github.com/ccload/ccload/config"
 )
 
 // Sessions holds the response chains of every socket: for each response

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"ccload/config"
+	"github.com/ccload/ccload/config"
 )
 
 func item(n int) [][]byte { return [][]byte{[]byte(`"` + strings.Repeat("x", n) + `"`)} }

@@ -12,8 +12,8 @@ import (
 	"github.com/fasthttp/websocket"
 	"github.com/tidwall/gjson"
 
-	"ccload/config"
-	"ccload/protocol"
+	"github.com/ccload/ccload/config"
+	"github.com/ccload/ccload/protocol"
 )
 
 // Result is how the engine served one turn: a Responses SSE body when the

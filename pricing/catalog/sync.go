@@ -20,9 +20,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"ccload/config"
-	"ccload/pricing"
-	"ccload/store"
+	"github.com/ccload/ccload/config"
+	"github.com/ccload/ccload/pricing"
+	"github.com/ccload/ccload/store"
 )
 
 // Store keeps the last good copy per catalog URL; the stores of package

@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"ccload/config"
-	"ccload/pricing"
-	"ccload/store"
+	"github.com/ccload/ccload/config"
+	"github.com/ccload/ccload/pricing"
+	"github.com/ccload/ccload/store"
 )
 
 // mockCatalog is a catalog server on a loopback port whose answer a test

@@ -8,8 +8,8 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"ccload/protocol"
-	"ccload/protocol/jsonwalk"
+	"github.com/ccload/ccload/protocol"
+	"github.com/ccload/ccload/protocol/jsonwalk"
 )
 
 // maxErrorMessage bounds an upstream message carried to the client: a

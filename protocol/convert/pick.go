@@ -3,7 +3,7 @@ package convert
 import (
 	"github.com/tidwall/gjson"
 
-	"ccload/protocol/jsonwalk"
+	"github.com/ccload/ccload/protocol/jsonwalk"
 )
 
 // pick sets out[i] to obj's member names[i], finding them all in one walk

@@ -12,7 +12,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"ccload/protocol"
+	"github.com/ccload/ccload/protocol"
 )
 
 // realFamily maps a recorded body (testdata/real, written by make

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"ccload/protocol"
+	"github.com/ccload/ccload/protocol"
 
 	"github.com/tidwall/gjson"
 )

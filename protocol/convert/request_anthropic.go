@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"ccload/protocol"
+	"github.com/ccload/ccload/protocol"
 
 	"github.com/tidwall/gjson"
 )

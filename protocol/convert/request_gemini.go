@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"ccload/protocol"
+	"github.com/ccload/ccload/protocol"
 
 	"github.com/tidwall/gjson"
 )

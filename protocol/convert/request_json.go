@@ -6,8 +6,8 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"ccload/protocol"
-	"ccload/protocol/jsonwalk"
+	"github.com/ccload/ccload/protocol"
+	"github.com/ccload/ccload/protocol/jsonwalk"
 )
 
 // reqJSON is an append-based JSON writer. It only inserts the commas: callers

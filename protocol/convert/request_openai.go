@@ -3,8 +3,8 @@ package convert
 import (
 	"strings"
 
-	"ccload/protocol"
-	"ccload/protocol/jsonwalk"
+	"github.com/ccload/ccload/protocol"
+	"github.com/ccload/ccload/protocol/jsonwalk"
 
 	"github.com/tidwall/gjson"
 )

@@ -5,8 +5,8 @@ import (
 	"strconv"
 	"strings"
 
-	"ccload/protocol"
-	"ccload/protocol/jsonwalk"
+	"github.com/ccload/ccload/protocol"
+	"github.com/ccload/ccload/protocol/jsonwalk"
 
 	"github.com/tidwall/gjson"
 )

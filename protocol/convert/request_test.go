@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"ccload/protocol"
+	"github.com/ccload/ccload/protocol"
 )
 
 // The -update flag rewrites the want sections. Other golden tests of this

@@ -7,8 +7,8 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"ccload/protocol"
-	"ccload/protocol/jsonwalk"
+	"github.com/ccload/ccload/protocol"
+	"github.com/ccload/ccload/protocol/jsonwalk"
 )
 
 // ErrUpstreamBody reports an upstream non-stream body that cannot be read as

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"ccload/protocol"
-	"ccload/protocol/jsonwalk"
+	"github.com/ccload/ccload/protocol"
+	"github.com/ccload/ccload/protocol/jsonwalk"
 )
 
 // Stream converts an upstream SSE stream, event by event, into the client

@@ -5,7 +5,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"ccload/protocol"
+	"github.com/ccload/ccload/protocol"
 )
 
 // anthropicStreamIn decodes an Anthropic Messages stream: message_start,

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"ccload/protocol"
+	"github.com/ccload/ccload/protocol"
 )
 
 // BenchmarkStream converts a long realistic stream (a reasoning block of 300

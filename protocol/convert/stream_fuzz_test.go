@@ -8,7 +8,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"ccload/protocol"
+	"github.com/ccload/ccload/protocol"
 )
 
 // The fuzz targets feed arbitrary SSE to one decoder and every encoder. The

@@ -6,8 +6,8 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"ccload/protocol"
-	"ccload/protocol/jsonwalk"
+	"github.com/ccload/ccload/protocol"
+	"github.com/ccload/ccload/protocol/jsonwalk"
 )
 
 // geminiStreamIn decodes a Gemini streamGenerateContent?alt=sse stream: each

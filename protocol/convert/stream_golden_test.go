@@ -13,7 +13,7 @@ import (
 	"strings"
 	"testing"
 
-	"ccload/protocol"
+	"github.com/ccload/ccload/protocol"
 )
 
 // The golden files: testdata/stream/<from>-<to>/<case>.txtar hold

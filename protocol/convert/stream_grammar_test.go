@@ -7,7 +7,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"ccload/protocol"
+	"github.com/ccload/ccload/protocol"
 )
 
 // checkGrammar checks a converted stream against the client family's event

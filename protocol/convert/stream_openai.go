@@ -7,7 +7,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"ccload/protocol"
+	"github.com/ccload/ccload/protocol"
 )
 
 // chatStreamIn decodes an OpenAI Chat Completions stream: chunks whose

@@ -6,7 +6,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"ccload/protocol"
+	"github.com/ccload/ccload/protocol"
 )
 
 // responsesStreamIn decodes an OpenAI Responses stream: response.created,

@@ -20,7 +20,7 @@ import (
 	"github.com/tidwall/gjson"
 	"google.golang.org/genai"
 
-	"ccload/protocol"
+	"github.com/ccload/ccload/protocol"
 )
 
 // These tests read the converted output with the official SDKs, as the real

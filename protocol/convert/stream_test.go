@@ -10,7 +10,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"ccload/protocol"
+	"github.com/ccload/ccload/protocol"
 )
 
 func TestStreamTables(t *testing.T) {

@@ -7,7 +7,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"ccload/protocol"
+	"github.com/ccload/ccload/protocol"
 )
 
 // Flattened tool names. A Responses client (Codex) may offer tools inside a

@@ -5,8 +5,8 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"ccload/protocol"
-	"ccload/protocol/jsonwalk"
+	"github.com/ccload/ccload/protocol"
+	"github.com/ccload/ccload/protocol/jsonwalk"
 )
 
 // Usage is the token count of one response, in one convention for every

@@ -3,7 +3,7 @@ package convert
 import (
 	"testing"
 
-	"ccload/protocol"
+	"github.com/ccload/ccload/protocol"
 )
 
 // TestServiceTierIsRead: the OpenAI service tier actually used (it changes

@@ -3,7 +3,7 @@ package convert
 import (
 	"testing"
 
-	"ccload/protocol"
+	"github.com/ccload/ccload/protocol"
 )
 
 // TestUsageOfAnthropicReadsTheTopLevelUsage: only the answer's own usage

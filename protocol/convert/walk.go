@@ -6,7 +6,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"ccload/protocol/jsonwalk"
+	"github.com/ccload/ccload/protocol/jsonwalk"
 )
 
 // The request decoders read a client body through gjson.Results, and an

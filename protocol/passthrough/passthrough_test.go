@@ -3,7 +3,7 @@ package passthrough
 import (
 	"testing"
 
-	"ccload/protocol/convert"
+	"github.com/ccload/ccload/protocol/convert"
 )
 
 const boundary = "XyZ"

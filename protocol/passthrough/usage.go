@@ -3,7 +3,7 @@ package passthrough
 import (
 	"github.com/tidwall/gjson"
 
-	"ccload/protocol/convert"
+	"github.com/ccload/ccload/protocol/convert"
 )
 
 // Usage reads the token usage of a relayed endpoint's JSON answer, in

@@ -15,7 +15,7 @@ import (
 	"os"
 	"time"
 
-	"ccload/store"
+	"github.com/ccload/ccload/store"
 )
 
 func main() {

@@ -62,12 +62,12 @@ for pin in "${PINS[@]}"; do
   pkg="${pin%@*}" want="${pin##*@}"
   got="$(installed "$pkg")"
   if [ "$got" != "$want" ]; then
-    echo "clients/install.sh: $pkg is ${got:-missing} in $dir, want $want" >&2
+    echo "ccloadtest/clients/install.sh: $pkg is ${got:-missing} in $dir, want $want" >&2
     exit 1
   fi
 done
 for bin in claude codex gemini; do
-  [ -x "$dir/node_modules/.bin/$bin" ] || { echo "clients/install.sh: no $bin in $dir/node_modules/.bin" >&2; exit 1; }
-  "$dir/node_modules/.bin/$bin" --version >/dev/null 2>&1 || { echo "clients/install.sh: $bin --version fails in $dir" >&2; exit 1; }
+  [ -x "$dir/node_modules/.bin/$bin" ] || { echo "ccloadtest/clients/install.sh: no $bin in $dir/node_modules/.bin" >&2; exit 1; }
+  "$dir/node_modules/.bin/$bin" --version >/dev/null 2>&1 || { echo "ccloadtest/clients/install.sh: $bin --version fails in $dir" >&2; exit 1; }
 done
 echo "$dir"

@@ -34,7 +34,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	bin = filepath.Join(dir, "ccload")
-	if out, err := exec.Command("go", "build", "-o", bin, "ccload").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/ccload/ccload").CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "go build: %v\n%s", err, out)
 		os.RemoveAll(dir)
 		os.Exit(1)
@@ -106,7 +106,7 @@ func simultaneousStart(t *testing.T, driver, dsn, sqlDriver, sqlDSN string) {
 // highest version among them. Numbers are allocated ahead of time, so a
 // version may be missing while the work that owns it has not landed.
 func migrationCount(t *testing.T, driver string) (n, last int) {
-	files, err := fs.Glob(os.DirFS("../store/migrations"), "*."+driver+".sql")
+	files, err := fs.Glob(os.DirFS("../../store/migrations"), "*."+driver+".sql")
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no %s migrations: %v", driver, err)
 	}

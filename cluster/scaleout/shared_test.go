@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"ccload/mockupstream"
+	"github.com/ccload/ccload/ccloadtest/mockupstream"
 )
 
 // Shared state (storage.shared, issue 14 items 1, 2 and issue 17's pins):

@@ -27,8 +27,8 @@ import (
 	"testing"
 	"time"
 
-	"ccload/mockupstream"
-	"ccload/store"
+	"github.com/ccload/ccload/ccloadtest/mockupstream"
+	"github.com/ccload/ccload/store"
 )
 
 // Knobs, from the environment so `make soak SOAK_DURATION=60s` works.
@@ -65,7 +65,7 @@ func knobs(t *testing.T) (dur time.Duration, rate float64, clients int, stores [
 func TestSoak(t *testing.T) {
 	dur, rate, clients, stores, minSuccess := knobs(t)
 	bin := filepath.Join(t.TempDir(), "ccload")
-	build := exec.Command("go", "build", "-o", bin, "ccload")
+	build := exec.Command("go", "build", "-o", bin, "github.com/ccload/ccload")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"ccload/mockupstream"
+	"github.com/ccload/ccload/ccloadtest/mockupstream"
 )
 
 func startMock(t *testing.T) (*mockupstream.Server, string) {

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"ccload/cmd"
-	"ccload/mockupstream"
+	"github.com/ccload/ccload/ccloadtest/mockupstream"
+	"github.com/ccload/ccload/cmd"
 )
 
 const (

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"ccload/mockupstream"
+	"github.com/ccload/ccload/ccloadtest/mockupstream"
 )
 
 // runTimeout bounds one CLI run; a hung client fails its cell, not the CI.

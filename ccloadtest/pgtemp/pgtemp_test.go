@@ -7,7 +7,7 @@ import (
 
 	_ "github.com/jackc/pgx/v5/stdlib"
 
-	"ccload/store/pgtemp"
+	"github.com/ccload/ccload/ccloadtest/pgtemp"
 )
 
 func TestStartStop(t *testing.T) {

@@ -14,7 +14,7 @@ import (
 	"sync"
 	"testing"
 
-	"ccload/mockupstream"
+	"github.com/ccload/ccload/ccloadtest/mockupstream"
 )
 
 // cell is one run: a client, an upstream family, a text or a tool turn.

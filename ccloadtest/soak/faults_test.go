@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"ccload/mockupstream"
+	"github.com/ccload/ccload/ccloadtest/mockupstream"
 )
 
 // fault is one way an upstream attempt goes wrong.

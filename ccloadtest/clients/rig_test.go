@@ -18,7 +18,7 @@ import (
 	"testing"
 	"time"
 
-	"ccload/mockupstream"
+	"github.com/ccload/ccload/ccloadtest/mockupstream"
 )
 
 // families are the four upstream families, in table order; each has a
@@ -164,7 +164,7 @@ func buildCcload(t *testing.T) string {
 	bin := filepath.Join(t.TempDir(), "ccload")
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, "go", "build", "-o", bin, "ccload").CombinedOutput()
+	out, err := exec.CommandContext(ctx, "go", "build", "-o", bin, "github.com/ccload/ccload").CombinedOutput()
 	if err != nil {
 		t.Fatalf("go build ccload: %v\n%s", err, out)
 	}

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"ccload/store"
+	"github.com/ccload/ccload/store"
 )
 
 // memStore is a feed in memory whose versions can be made visible out of

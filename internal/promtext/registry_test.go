@@ -10,7 +10,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
-	"ccload/promtext"
+	"github.com/ccload/ccload/internal/promtext"
 )
 
 // TestTextFormat checks the exact exposition of each kind of family:

@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"ccload/cmd"
-	"ccload/store"
+	"github.com/ccload/ccload/cmd"
+	"github.com/ccload/ccload/store"
 )
 
 // token is the client token every test config accepts.

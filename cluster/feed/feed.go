@@ -35,7 +35,7 @@ import (
 	"sync"
 	"time"
 
-	"ccload/store"
+	"github.com/ccload/ccload/store"
 )
 
 // Store is what a Feed needs of the database.

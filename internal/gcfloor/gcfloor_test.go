@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"ccload/gcfloor"
+	"github.com/ccload/ccload/internal/gcfloor"
 )
 
 const mib = 1 << 20

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"ccload/cmd"
+	"github.com/ccload/ccload/cmd"
 )
 
 // Finding: control characters from upstream errors reach the terminal raw

@@ -8,7 +8,7 @@ import (
 	"syscall"
 	"time"
 
-	"ccload/mockupstream"
+	"github.com/ccload/ccload/ccloadtest/mockupstream"
 )
 
 // shape is what the mock answers for one benchmark model: words of text

@@ -13,12 +13,12 @@ import (
 	"sync"
 	"testing"
 
-	"ccload/mockupstream"
+	"github.com/ccload/ccload/ccloadtest/mockupstream"
 )
 
 // realDir holds the request bodies the CLIs really send, as golden inputs
 // for the converters (protocol/convert/testdata/real/README.md).
-const realDir = "../protocol/convert/testdata/real"
+const realDir = "../../protocol/convert/testdata/real"
 
 // native is the family each client speaks itself: on that channel the mock
 // sees the CLI's own request body, untouched by a conversion.
