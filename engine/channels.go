@@ -76,15 +76,15 @@ func (e *Engine) TokenLoad(name string) (inFlight int64, rpm int) {
 // it as such.
 func (e *Engine) SetPaused(channel string, paused bool) {
 	if paused {
-		e.reg.paused.Store(channel, time.Now())
+		e.reg.paused.store(channel, time.Now())
 	} else {
-		e.reg.paused.Delete(channel)
+		e.reg.paused.delete(channel)
 	}
 }
 
 // Paused reports whether a channel is paused at runtime.
 func (e *Engine) Paused(channel string) bool {
-	_, ok := e.reg.paused.Load(channel)
+	_, ok := e.reg.paused.load(channel)
 	return ok
 }
 

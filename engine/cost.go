@@ -68,7 +68,7 @@ func (e *Engine) cost(snap *config.Snapshot, channel, upstreamModel, clientModel
 		c = table.Cost(clientModel, pu, mult)
 	}
 	if !c.Known {
-		if _, seen := e.reg.unpriced.LoadOrStore(upstreamModel, true); !seen {
+		if _, seen := e.reg.unpriced.loadOrStore(upstreamModel, true); !seen {
 			e.log.Warn("no price for model; its requests are logged as unpriced with cost 0 (add it under pricing: in the config)", "model", upstreamModel)
 		}
 		return 0, true
