@@ -91,4 +91,7 @@ func (e *Engine) Paused(channel string) bool {
 // Sweep drops the runtime state and cooldowns whose channel, key, URL,
 // model or token is gone from snap (registry.sweep; call it after a
 // reload); state of unchanged entities stays.
-func (e *Engine) Sweep(snap *config.Snapshot) { e.reg.sweep(snap) }
+func (e *Engine) Sweep(snap *config.Snapshot) {
+	e.reg.sweep(snap)
+	e.view(snap) // built now rather than by the first request on snap
+}
