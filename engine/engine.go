@@ -77,7 +77,6 @@ type Engine struct {
 	bus    *Bus
 	active *active
 
-	prices    atomic.Pointer[priceBuild]
 	catalog   PriceCatalog
 	upstream  *upstreams
 	shared    Publisher // storage.shared: where pins are published (shared.go); nil = not shared
@@ -85,12 +84,10 @@ type Engine struct {
 	retention interface{ Stats() store.RetentionStats }
 
 	ws wsState // the Responses WebSocket transport (websocket.go)
-	// detect: what protocol detection learned under the snapshot in force
-	// (detect.go).
-	detect atomic.Pointer[detector]
+	// views: what the engine derived from the snapshot in force
+	// (snapview.go).
+	views atomic.Pointer[snapView]
 
-	redact       atomic.Pointer[snapRedactor]
-	tokens       atomic.Pointer[tokenCache] // credentials that authenticated (auth.go)
 	inflight     atomic.Int64
 	unauthorized atomic.Int64
 	noLogs       atomic.Int64

@@ -91,7 +91,7 @@ func forwardHeaders(h *fasthttp.RequestHeader) [][2]string {
 	buf := bufSpace[:0]
 	spans := spanSpace[:0] // name start, name end = value start, value end; in buf
 	var lower [64]byte
-	h.VisitAll(func(k, v []byte) {
+	for k, v := range h.All() {
 		if forwardable(k, v, hop, lower[:0]) {
 			start := len(buf)
 			buf = append(buf, k...)
@@ -99,7 +99,7 @@ func forwardHeaders(h *fasthttp.RequestHeader) [][2]string {
 			buf = append(buf, v...)
 			spans = append(spans, [3]int{start, mid, len(buf)})
 		}
-	})
+	}
 	if len(spans) == 0 {
 		return nil
 	}

@@ -29,7 +29,6 @@ type request struct {
 	// (checkInput), so a conversion need not check it again.
 	bodyChecked bool
 	header      [][2]string // client headers that may be forwarded (native only)
-	query       string
 	model       string
 	stream      bool
 	start       time.Time
