@@ -158,7 +158,7 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 	defer shared.close() // for early returns; a shutdown closes it in order below
 	srv := eng.NewServer(eng.Handler(func(ctx *fasthttp.RequestCtx) {
 		if !adm.Handler(ctx) && !webui.Handler(ctx) {
-			ctx.Error(`{"error":{"message":"not found"}}`, fasthttp.StatusNotFound)
+			engine.NotFound(ctx)
 		}
 	}))
 
