@@ -37,7 +37,7 @@ import (
 var dropRequestHeaders = map[string]bool{
 	"openai-organization": true, "openai-project": true, "x-goog-user-project": true,
 	"content-encoding": true,
-	"authorization": true, "x-api-key": true, "x-goog-api-key": true, "api-key": true,
+	"authorization":    true, "x-api-key": true, "x-goog-api-key": true, "api-key": true,
 	"cookie": true, "proxy-authorization": true,
 	"connection": true, "keep-alive": true, "proxy-connection": true, "te": true,
 	"trailer": true, "transfer-encoding": true, "upgrade": true,
