@@ -35,15 +35,15 @@ import (
 // refuse the key and cool it. A channel that needs them sets them in its
 // header rewrite rules, which apply after this filter.
 var dropRequestHeaders = map[string]bool{
-	"openai-organization": true, "openai-project": true, "x-goog-user-project": true,
-	"content-encoding": true,
-	"authorization":    true, "x-api-key": true, "x-goog-api-key": true, "api-key": true,
+	"authorization": true, "x-api-key": true, "x-goog-api-key": true, "api-key": true,
 	"cookie": true, "proxy-authorization": true,
 	"connection": true, "keep-alive": true, "proxy-connection": true, "te": true,
 	"trailer": true, "transfer-encoding": true, "upgrade": true,
 	"host": true, "content-length": true, "accept-encoding": true,
 	"x-forwarded-for": true, "x-real-ip": true, "forwarded": true,
 	"x-forwarded-proto": true, "x-forwarded-host": true,
+	"content-encoding": true,
+	"openai-organization": true, "openai-project": true, "x-goog-user-project": true,
 }
 
 // credentialWords mark a header name as a credential wherever they appear
