@@ -42,8 +42,7 @@ var dropRequestHeaders = map[string]bool{
 	"host": true, "content-length": true, "accept-encoding": true,
 	"x-forwarded-for": true, "x-real-ip": true, "forwarded": true,
 	"x-forwarded-proto": true, "x-forwarded-host": true,
-	"content-encoding": true,
-	"openai-organization": true, "openai-project": true, "x-goog-user-project": true,
+	"content-encoding": true, "openai-organization": true, "openai-project": true, "x-goog-user-project": true,
 }
 
 // credentialWords mark a header name as a credential wherever they appear
