@@ -144,6 +144,7 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 		Retention: retention, Spend: st, SharedSpend: snap.Storage.Shared})
 	adm := admin.New(admin.Options{Config: src, Engine: eng, Store: shared.adminStore(st), Logs: logs, Metrics: metrics, Clock: opts.Clock, Logger: log, WarmStats: true, PriceCatalog: prices,
 		Cluster: member})
+	eng.SetObserver(adm.MayObserve)
 	restore := func(ctx context.Context) {
 		if n, err := admin.RestorePauses(ctx, st, eng); err != nil {
 			log.Warn("could not load runtime pauses", "err", err)

@@ -76,6 +76,10 @@ type Engine struct {
 	bus    *Bus
 	active *active
 
+	// observer says whether a request may see /health's details; set
+	// once before serving (SetObserver).
+	observer func(*fasthttp.RequestCtx) bool
+
 	prices    atomic.Pointer[priceBuild]
 	catalog   PriceCatalog
 	upstream  *upstreams
