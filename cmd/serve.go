@@ -130,6 +130,7 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 		Retention: retention, Spend: st, SharedSpend: snap.Storage.Shared})
 	adm := admin.New(admin.Options{Config: src, Engine: eng, Store: shared.adminStore(st), Logs: logs, Metrics: metrics, Clock: opts.Clock, Logger: log, WarmStats: true, PriceCatalog: prices,
 		Cluster: member})
+	eng.SetObserver(adm.MayObserve)
 	// What was saved (cooldowns, runtime pauses) applies now, or once the
 	// database is up after an outage at start.
 	restore := func(ctx context.Context) {
@@ -198,7 +199,7 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 	g.loop(member.Run) // stopped before the store: a clean stop leaves the instance list
 	srv := eng.NewServer(eng.Handler(func(ctx *fasthttp.RequestCtx) {
 		if !adm.Handler(ctx) && !webui.Handler(ctx) {
-			ctx.Error(`{"error":{"message":"not found"}}`, fasthttp.StatusNotFound)
+			engine.NotFound(ctx)
 		}
 	}))
 	g.serve("gateway", func() error { return srv.Serve(engine.Listener(ln)) }, func() {

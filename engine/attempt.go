@@ -174,6 +174,9 @@ func (e *Engine) attemptOrder(r *request, c candidate) (keys, urls []int) {
 //go:noinline
 func (e *Engine) failed(r *request, rt config.Route, ki, ui int, o failure.Outcome) {
 	e.reg.health.get(rt.Channel.Name).add(e.clock.Now(), true)
+	if o.RetryAfter > 0 && (r.retryAfter == 0 || o.RetryAfter < r.retryAfter) {
+		r.retryAfter = o.RetryAfter
+	}
 	e.strike(r, rt, ki, ui, o)
 }
 
@@ -234,7 +237,11 @@ func (e *Engine) giveUp(ctx *fasthttp.RequestCtx, r *request, last *attemptResul
 		}
 	}
 	msg := fmt.Sprintf("no upstream could serve model %q after %d attempt(s); last failure: %s", r.model, r.attempts, last.outcome.Message)
-	e.reject(ctx, r, &clientError{Status: status, Msg: msg})
+	ce := &clientError{Status: status, Msg: msg}
+	if status == 429 || status == 503 || status == 529 {
+		ce.RetryAfter = r.retryAfter // the soonest wait an upstream gave
+	}
+	e.reject(ctx, r, ce)
 }
 
 // attempt sends the request to one channel, key and URL. It returns done

@@ -20,7 +20,6 @@ import (
 	"github.com/ccload/ccload/engine/responsesws"
 	"github.com/ccload/ccload/internal/clock"
 	"github.com/ccload/ccload/pricing"
-	"github.com/ccload/ccload/protocol"
 	"github.com/ccload/ccload/store"
 )
 
@@ -76,6 +75,10 @@ type Engine struct {
 	reg    *registry // all runtime state that outlives a snapshot (registry.go)
 	bus    *Bus
 	active *active
+
+	// observer says whether a request may see /health's details; set
+	// once before serving (SetObserver).
+	observer func(*fasthttp.RequestCtx) bool
 
 	catalog   PriceCatalog
 	upstream  *upstreams
@@ -142,7 +145,7 @@ func (e *Engine) Cooldowns() *cooldown.Registry { return e.reg.cooldowns }
 func (e *Engine) Handler(extra fasthttp.RequestHandler) fasthttp.RequestHandler {
 	return func(ctx *fasthttp.RequestCtx) {
 		if badPath(ctx.URI().PathOriginal()) {
-			writeError(ctx, protocol.OpenAI, &clientError{Status: 400, Msg: "request path has dot segments"})
+			writeError(ctx, pathFamily(ctx.URI().PathOriginal()), &clientError{Status: 400, Msg: "request path has dot segments"})
 			return
 		}
 		if e.route(ctx) {
@@ -152,6 +155,13 @@ func (e *Engine) Handler(extra fasthttp.RequestHandler) fasthttp.RequestHandler 
 			extra(ctx)
 			return
 		}
-		ctx.Error(`{"error":{"message":"not found"}}`, fasthttp.StatusNotFound)
+		NotFound(ctx)
 	}
+}
+
+// NotFound answers a path no surface serves with a 404 in the error shape
+// of the family the path aims at (pathFamily), so that a client's SDK can
+// read it.
+func NotFound(ctx *fasthttp.RequestCtx) {
+	writeError(ctx, pathFamily(ctx.URI().PathOriginal()), &clientError{Status: fasthttp.StatusNotFound, Msg: "no endpoint " + string(ctx.Method()) + " " + string(ctx.Path())})
 }

@@ -34,7 +34,10 @@ type request struct {
 	start       time.Time
 	clientIP    string
 	attempts    int
-	rec         record
+	// retryAfter is the soonest wait the failed attempts' upstreams asked
+	// for (0: none), passed on when every attempt failed.
+	retryAfter time.Duration
+	rec        record
 	// chatUsage: an OpenAI Chat client sent stream_options.include_usage.
 	chatUsage bool
 	chSlot    *load // the winning channel's concurrency slot, released by finish
