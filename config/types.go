@@ -70,7 +70,7 @@ type Server struct {
 	// TrustedProxies are the peers whose X-Forwarded-For and
 	// X-Forwarded-Proto are believed (client IP, Secure cookie).
 	TrustedProxies []netip.Prefix
-	// DebugMaxBytes cuts each body a debug capture keeps (issue 13: the
+	// DebugMaxBytes cuts each body a debug capture keeps (the
 	// upstream request and response of a channel or token with debug: true).
 	DebugMaxBytes Size
 }
@@ -167,12 +167,12 @@ type Channel struct {
 	WebSearch bool
 	// WebSockets makes a WebSocket turn try this channel's Responses URLs
 	// over a native upstream WebSocket (http->ws, https->wss) before the
-	// HTTP/SSE path (issue 15).
+	// HTTP/SSE path.
 	WebSockets bool
 	// Affinity: false opts this channel out of session affinity.
 	Affinity bool
 	// Debug captures the upstream requests and responses of every request
-	// this channel serves, stored with the log row (issue 13).
+	// this channel serves, stored with the log row.
 	Debug bool
 }
 
@@ -232,7 +232,7 @@ type Token struct {
 	RPMLimit       int
 	Expires        time.Time // zero = never
 	// Debug captures the upstream traffic of every request of this token,
-	// stored with the log row (issue 13).
+	// stored with the log row.
 	Debug bool
 }
 

@@ -572,7 +572,7 @@ func copyResponseHeaders(ctx *fasthttp.RequestCtx, h interface{ Get(string) stri
 	if hh, ok := h.(*h1Header); ok {
 		// One walk of the upstream's few headers rather than a lookup per
 		// kept name, each of which walks them for a name that is mostly
-		// absent (perf, issue 12). The first of repeated names wins, as
+		// absent (perf). The first of repeated names wins, as
 		// with Get.
 		var seen [len(keepResponseHeaders)]bool
 		seen[0] = contentType != "" // keepResponseHeaders[0] is Content-Type

@@ -53,7 +53,7 @@ func authenticate(snap *config.Snapshot, raw []byte) *config.Token {
 // tokenCache remembers, for one config snapshot, the credentials that
 // authenticated, so a request is hashed once rather than at header time
 // (headerReceived) and again in its handler, and a keep-alive client's
-// later requests not at all (perf, issue 12). Only credentials that
+// later requests not at all (perf). Only credentials that
 // matched a token are kept: at most one per configured token, so wrong
 // guesses cannot grow it. It lives in memory only, like the request that
 // carried the credential, and Go's maps hash keys with a per-process random

@@ -17,7 +17,7 @@ import (
 	"github.com/ccload/ccload/protocol/signature"
 )
 
-// SDK conformance (issue 4, "How it is checked"): for every client family ×
+// SDK conformance: for every client family ×
 // upstream family, streaming and not, each case below is sent by the official
 // SDK of the client family to a real gateway whose only channel for the model
 // speaks the upstream family, and what the SDK parsed is compared with what

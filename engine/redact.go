@@ -17,7 +17,7 @@ type snapRedactor struct {
 // redactor returns the failure.Redactor that knows every secret of snap:
 // channel keys and the credentials inside channel and proxy URLs. It is
 // built once per snapshot. Every upstream-derived string goes through it
-// at one of these points before it leaves the engine (issue 16): reject
+// at one of these points before it leaves the engine: reject
 // and relayError (the client), record.fail and attemptLog.end (the log
 // row, events), strikeScope (cooldown reasons), relay (error events of a
 // committed stream) and probes (ccload check, /admin).

@@ -106,7 +106,7 @@ func (r *registry) keyID(k config.Secret) string {
 
 // urlID is urlID(raw), computed once per URL: masking parses the URL and
 // runs regexps, and every attempt asks for the cooldown scope of each URL
-// of each route (perf, issue 12).
+// of each route (perf).
 func (r *registry) urlID(raw string) string {
 	if id, ok := r.urlIDs.Load(raw); ok {
 		return id.(string)
@@ -317,7 +317,7 @@ func keyID(k config.Secret) string {
 // urlID identifies a URL in cooldowns (kept in memory, in the database and
 // shown by /admin) without the credentials it may carry (?key=, user:pass@):
 // the masked URL plus " #" and 8 hex digits of the full URL's sha256, so
-// two URLs that differ only in their key stay apart (issue 16). The
+// two URLs that differ only in their key stay apart. The
 // registry memoizes it per URL.
 func urlID(raw string) string {
 	sum := sha256.Sum256([]byte(raw))

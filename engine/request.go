@@ -117,7 +117,7 @@ func (e *Engine) newRequest(ctx *fasthttp.RequestCtx, ep endpoint, snap *config.
 	}
 	// fasthttp would hold its copy of the body until the response is out,
 	// which for a stream is its whole life: give it back to fasthttp's pool
-	// now (perf, issue 12: an agent's body is hundreds of kilobytes).
+	// now (perf: an agent's body is hundreds of kilobytes).
 	ctx.Request.ResetBody()
 	r.header = forwardHeaders(&ctx.Request.Header)
 	if mayCapture(snap, tok) {

@@ -20,7 +20,7 @@
 // never lost unnoticed. Inside messages and tools only the fields named here
 // are read.
 //
-// The rule (issue 18): a gateway between protocols serves the clients that
+// The rule: a gateway between protocols serves the clients that
 // exist. A field is refused only when forwarding or dropping it would change
 // the answer in a way the client cannot notice (a wrong result, a silent
 // safety loss). A preference the target cannot express is dropped or

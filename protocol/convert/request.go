@@ -44,9 +44,9 @@ type RequestOptions struct {
 	// operator opts in.
 	HostedSearch bool
 	// Checked says the caller has found body to be one valid JSON object
-	// already (the engine's admission does, issue 16), so RequestWith
+	// already (the engine's admission does), so RequestWith
 	// does not check it again: a second walk of every byte, about a sixth
-	// of converting an agent's request (perf, issue 12).
+	// of converting an agent's request (perf).
 	Checked bool
 	// Origin is the upstream the request goes to (its family and channel):
 	// a reasoning signature in the client's history reaches it only when
