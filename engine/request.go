@@ -73,6 +73,9 @@ type request struct {
 	conn *aheadConn
 	gone atomic.Bool
 	call atomic.Pointer[upstreamCall]
+	// dropSignatures: an upstream refused a reasoning signature of this
+	// request, which is now sent without any (signature_retry.go).
+	dropSignatures bool
 }
 
 // leave runs when the client hung up before its answer was complete: the
