@@ -140,8 +140,9 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 	member := cluster.New(cluster.Options{Store: st, Version: opts.version(), Clock: opts.Clock, Logger: log,
 		Hostname: opts.Hostname,
 		InFlight: func() int64 { return eng.InFlight() }})
+	accounts := newAccountPool(ctx, st, snap, opts.Clock, log)
 	eng = engine.New(engine.Options{Config: src, Logs: metrics.Sink(logs), Cooldowns: cds, Costs: st, Logger: log, Clock: opts.Clock, Catalog: prices,
-		Retention: retention, Spend: st, SharedSpend: snap.Storage.Shared})
+		Retention: retention, Spend: st, SharedSpend: snap.Storage.Shared, Accounts: accounts})
 	adm := admin.New(admin.Options{Config: src, Engine: eng, Store: shared.adminStore(st), Logs: logs, Metrics: metrics, Clock: opts.Clock, Logger: log, WarmStats: true, PriceCatalog: prices,
 		Cluster: member})
 	restore := func(ctx context.Context) {
@@ -186,6 +187,7 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 		}()
 	}
 	go eng.RunChecks(watchCtx) // scheduled `check:` probes
+	go accounts.Run(watchCtx, accountPoll) // sign-ins, sign-outs and refreshes from elsewhere
 	spendCtx, stopSpend := context.WithCancel(context.Background())
 	spendDone := make(chan struct{})
 	go func() { defer close(spendDone); eng.RunSpend(spendCtx) }() // spend to shared_spend (and back, when shared)
@@ -194,6 +196,7 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 	startCatalog(watchCtx, prices, src, log)
 	src.OnSwap(func(_, cur *config.Snapshot) {
 		eng.Sweep(cur)
+		setAccountKey(accounts, cur)
 		if name, ok := demoTokenIn(cur); ok && !opts.AllowDemoToken {
 			log.Error("SECURITY: the reloaded config accepts the public demo token; anyone can use this gateway with it. Delete it.", "token", name, "demo_token", demoToken)
 		}

@@ -35,6 +35,9 @@ type request struct {
 	start       time.Time
 	clientIP    string
 	attempts    int
+	// acctToken is the access token of the latest attempt on an account
+	// (accounts.go), so a 401 renews that one and no newer one.
+	acctToken string
 	rec         record
 	// chatUsage: an OpenAI Chat client sent stream_options.include_usage.
 	chatUsage bool
