@@ -186,7 +186,7 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 			}
 		}()
 	}
-	go eng.RunChecks(watchCtx) // scheduled `check:` probes
+	go eng.RunChecks(watchCtx)             // scheduled `check:` probes
 	go accounts.Run(watchCtx, accountPoll) // sign-ins, sign-outs and refreshes from elsewhere
 	spendCtx, stopSpend := context.WithCancel(context.Background())
 	spendDone := make(chan struct{})

@@ -38,7 +38,7 @@ type request struct {
 	// acctToken is the access token of the latest attempt on an account
 	// (accounts.go), so a 401 renews that one and no newer one.
 	acctToken string
-	rec         record
+	rec       record
 	// chatUsage: an OpenAI Chat client sent stream_options.include_usage.
 	chatUsage bool
 	chSlot    *load // the winning channel's concurrency slot, released by finish

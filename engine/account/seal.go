@@ -90,4 +90,6 @@ func newGCM(key []byte) (cipher.AEAD, error) {
 	return cipher.NewGCM(block)
 }
 
-func aad(channel, account string) []byte { return []byte("ccload account\x00" + channel + "\x00" + account) }
+func aad(channel, account string) []byte {
+	return []byte("ccload account\x00" + channel + "\x00" + account)
+}
