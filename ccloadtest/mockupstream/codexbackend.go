@@ -42,6 +42,7 @@ type CodexBackend struct {
 	used   map[string]int
 	resets map[string]time.Time
 	calls  map[string]int
+	limits map[string]int // usage-limit 429s answered per account
 }
 
 // codexRefused are fields the backend answers "Unsupported parameter" for.
@@ -105,7 +106,7 @@ func (b *CodexBackend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	now := b.now()
 	b.mu.Lock()
 	if b.used == nil {
-		b.used, b.resets, b.calls = map[string]int{}, map[string]time.Time{}, map[string]int{}
+		b.used, b.resets, b.calls, b.limits = map[string]int{}, map[string]time.Time{}, map[string]int{}, map[string]int{}
 	}
 	window := b.Window
 	if window <= 0 {
@@ -119,6 +120,8 @@ func (b *CodexBackend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !exhausted {
 		b.used[acct]++
 		b.calls[acct]++
+	} else {
+		b.limits[acct]++
 	}
 	pct := 0.0
 	if b.Limit > 0 {
@@ -149,7 +152,7 @@ func (b *CodexBackend) Exhaust(account string, reset time.Time) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.used == nil {
-		b.used, b.resets, b.calls = map[string]int{}, map[string]time.Time{}, map[string]int{}
+		b.used, b.resets, b.calls, b.limits = map[string]int{}, map[string]time.Time{}, map[string]int{}, map[string]int{}
 	}
 	if b.Limit <= 0 {
 		b.Limit = 1 << 30
@@ -162,6 +165,13 @@ func (b *CodexBackend) Calls(account string) int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.calls[account]
+}
+
+// LimitErrors is how many usage-limit 429s account was answered.
+func (b *CodexBackend) LimitErrors(account string) int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.limits[account]
 }
 
 func (b *CodexBackend) String() string { return fmt.Sprintf("codex backend (limit %d)", b.Limit) }

@@ -352,6 +352,20 @@ func (s *SignIn) Revoke(account string) {
 	s.revoked[account] = true
 }
 
+// ExpireAccess ends every access token of account now, as a provider
+// that shortened or revoked a session does: the next use answers 401.
+func (s *SignIn) ExpireAccess(account string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.init(nil)
+	for k, a := range s.access {
+		if a.account == account {
+			a.expires = s.now().Add(-time.Second)
+			s.access[k] = a
+		}
+	}
+}
+
 // Refreshes is how many refresh grants succeeded for account.
 func (s *SignIn) Refreshes(account string) int {
 	s.mu.Lock()

@@ -142,7 +142,8 @@ func (p *Pool) Sync(ctx context.Context) error {
 	for k, e := range p.m {
 		if !seen[k] {
 			e.st.Lock()
-			*e = entry{version: -1}
+			e.present, e.version, e.cred, e.credErr, e.invalid = false, -1, Credential{}, nil, ""
+			e.exhausted, e.quota = time.Time{}, Quota{}
 			e.st.Unlock()
 		}
 	}

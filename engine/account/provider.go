@@ -84,7 +84,11 @@ func FromTokens(provider string, t oauth.Tokens, prev Credential, now time.Time)
 		c.IDToken = t.IDToken
 	}
 	c.Expires, c.Issued = t.Expiry(now), now
-	if provider == config.OAuthCodex {
+	if provider != config.OAuthCodex {
+		if sub, _ := oauth.Claims(c.IDToken)["sub"].(string); sub != "" {
+			c.AccountID = sub
+		}
+	} else {
 		if id := CodexAccountID(c.IDToken); id != "" {
 			c.AccountID = id
 		} else if id := CodexAccountID(c.AccessToken); id != "" && c.AccountID == "" {
