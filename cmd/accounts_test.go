@@ -398,3 +398,24 @@ func TestExpiredTokenRetriesSameAccount(t *testing.T) {
 		t.Fatalf("next request: %d, %d refreshes", code, e.signin.Refreshes("acct-a"))
 	}
 }
+
+// TestCheckSaysKeyChanged: after server.secret_key changes, `ccload check`
+// says plainly that the stored credentials cannot be decrypted.
+func TestCheckSaysKeyChanged(t *testing.T) {
+	e := newAcctEnv(t, time.Hour)
+	e.importAuth(t, "alice", "acct-a")
+	var errb bytes.Buffer
+	if err := checkRun(&CheckOptions{IO: IOStreams{Out: io.Discard, Err: &errb}, Config: e.file, Offline: true}); err != nil {
+		t.Fatalf("check with the right key: %v\n%s", err, errb.String())
+	}
+	b, _ := os.ReadFile(e.file)
+	os.WriteFile(e.file, bytes.Replace(b, []byte(acctSecretKey), []byte(strings.Repeat("ab", 32)), 1), 0o600)
+	errb.Reset()
+	err := checkRun(&CheckOptions{IO: IOStreams{Out: io.Discard, Err: &errb}, Config: e.file, Offline: true})
+	if err == nil || !strings.Contains(err.Error(), "cannot decrypt") || !strings.Contains(errb.String(), "chatgpt/alice") {
+		t.Fatalf("check with another key: %v\n%s", err, errb.String())
+	}
+	if s := e.accounts(t)["chatgpt/alice"]; s.State != "undecryptable" {
+		t.Errorf("accounts: %+v", s)
+	}
+}
