@@ -77,6 +77,7 @@ var channelFields = fields[Channel]{
 	boolField("affinity", func(c *Channel) *bool { return &c.Affinity }),
 	boolField("debug", func(c *Channel) *bool { return &c.Debug }),
 	{"oauth", decodeOAuth},
+	{"credentials", decodeCredentials},
 	{"accounts", decodeAccounts},
 	strField("oauth_issuer", func(c *Channel) *string { return &c.OAuthIssuer }),
 	strField("oauth_client_id", func(c *Channel) *string { return &c.OAuthClientID }),
@@ -102,7 +103,7 @@ func decodeChannels(d *decoder, n *yaml.Node, p string, s *Snapshot) {
 		} else {
 			first[c.Name] = ip
 		}
-		oauth := finishOAuth(d, item, ip, seen, c)
+		oauth := finishOAuth(d, item, ip, seen, c) || finishClientCredentials(d, seen, ip, c)
 		if oauth {
 			if d.oauthNodes == nil {
 				d.oauthNodes = map[*Channel]*yaml.Node{}

@@ -185,6 +185,10 @@ type Channel struct {
 	Accounts      []string
 	OAuthIssuer   string // the provider's sign-in server, no trailing slash
 	OAuthClientID string
+	// Credentials is CredentialsClient when the channel forwards the
+	// client's own Anthropic credential (a Claude subscription sign-in)
+	// instead of using keys; Keys then holds ClientKey.
+	Credentials string
 }
 
 // URL is one base URL of a channel.

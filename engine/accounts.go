@@ -47,6 +47,9 @@ func (e *Engine) accountOrder(ch *config.Channel, idx []int) []int {
 //go:noinline
 func (e *Engine) accountFor(r *request, c *upstreamCall) *attemptResult {
 	ch := c.route.Channel
+	if ch.Credentials == config.CredentialsClient {
+		return clientCredentialFor(r, c)
+	}
 	if ch.OAuth == "" {
 		return nil
 	}

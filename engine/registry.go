@@ -310,6 +310,9 @@ func sweepMap(m *sync.Map, keep func(key any) bool) {
 // characters, and cooldowns must never be confused between them. The
 // registry memoizes it per key.
 func keyID(k config.Secret) string {
+	if k == config.ClientKey {
+		return "client"
+	}
 	if _, ok := config.AccountOf(k); ok {
 		// An account's placeholder names no secret: the account shows
 		// as itself in cooldowns, logs and the dashboard.

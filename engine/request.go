@@ -38,6 +38,10 @@ type request struct {
 	// acctToken is the access token of the latest attempt on an account
 	// (accounts.go), so a 401 renews that one and no newer one.
 	acctToken string
+	// clientCred is the client's own upstream credential (header name and
+	// value) when it authenticated with x-ccload-token, for a
+	// `credentials: client` channel (clientcred.go).
+	clientCred [2]string
 	rec       record
 	// chatUsage: an OpenAI Chat client sent stream_options.include_usage.
 	chatUsage bool
@@ -120,6 +124,7 @@ func (e *Engine) newRequest(ctx *fasthttp.RequestCtx, ep endpoint, snap *config.
 	// now (perf, issue 12: an agent's body is hundreds of kilobytes).
 	ctx.Request.ResetBody()
 	r.header = forwardHeaders(&ctx.Request.Header)
+	r.clientCred = clientCredential(&ctx.Request.Header)
 	if mayCapture(snap, tok) {
 		r.clientKey = string(clientToken(ctx))
 	}
