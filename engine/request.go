@@ -42,7 +42,7 @@ type request struct {
 	// value) when it authenticated with x-ccload-token, for a
 	// `credentials: client` channel (clientcred.go).
 	clientCred [2]string
-	rec       record
+	rec        record
 	// chatUsage: an OpenAI Chat client sent stream_options.include_usage.
 	chatUsage bool
 	chSlot    *load // the winning channel's concurrency slot, released by finish
