@@ -33,7 +33,10 @@ type acctEnv struct {
 	outputs  *syncBuffer // everything the commands and the server printed
 }
 
-func newAcctEnv(t *testing.T, ttl time.Duration) *acctEnv {
+func newAcctEnv(t *testing.T, ttl time.Duration) *acctEnv { return newAcctEnvOn(t, ttl, "") }
+
+// newAcctEnvOn is newAcctEnv with a storage: section ("" = a SQLite file).
+func newAcctEnvOn(t *testing.T, ttl time.Duration, storage string) *acctEnv {
 	e := &acctEnv{signin: &mockupstream.SignIn{AccessTTL: ttl}, outputs: &syncBuffer{}}
 	si := httptest.NewServer(e.signin)
 	t.Cleanup(si.Close)
@@ -45,9 +48,12 @@ func newAcctEnv(t *testing.T, ttl time.Duration) *acctEnv {
 	e.db = filepath.Join(dir, "ccload.db")
 	e.file = filepath.Join(dir, "ccload.yaml")
 	sum := sha256.Sum256([]byte("sk-client-token"))
+	if storage == "" {
+		storage = `{driver: sqlite, dsn: "` + e.db + `"}`
+	}
 	yaml := `version: 1
 server: {listen: "127.0.0.1:0", admin_password: pw, secret_key: ` + acctSecretKey + `}
-storage: {driver: sqlite, dsn: "` + e.db + `"}
+storage: ` + storage + `
 channels:
   - name: chatgpt
     oauth: codex

@@ -281,3 +281,18 @@ func randHex() string {
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
 }
+
+// TestXAIRefresh: an xAI account refreshes through the issuer's discovered
+// token endpoint (RFC 8414), form-encoded.
+func TestXAIRefresh(t *testing.T) {
+	e := newEnv(t, time.Hour)
+	e.ch.OAuth, e.ch.OAuthClientID = config.OAuthXAI, "xai-client"
+	st := sqliteStore(t)
+	first := e.signIn(t, st, "acct-x")
+	p := newPool(t, st, e.clk)
+	e.clk.Advance(50 * time.Minute)
+	c, err := p.Access(context.Background(), e.ch, "alice")
+	if err != nil || c.AccessToken == first.AccessToken || e.signin.Refreshes("acct-x") != 1 || c.AccountID != "acct-x" {
+		t.Fatalf("xai refresh: %v, refreshes %d, account %q", err, e.signin.Refreshes("acct-x"), c.AccountID)
+	}
+}
