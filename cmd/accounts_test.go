@@ -403,6 +403,21 @@ func TestExpiredTokenRetriesSameAccount(t *testing.T) {
 	if code, _ := ask(t, base, "anthropic"); code != 200 || e.signin.Refreshes("acct-a") != 1 {
 		t.Fatalf("next request: %d, %d refreshes", code, e.signin.Refreshes("acct-a"))
 	}
+	// The admin API shows the accounts as `ccload accounts` does.
+	req, _ := http.NewRequest("GET", base+"/admin/accounts", nil)
+	req.Header.Set("Authorization", "Bearer pw")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	var got struct{ Accounts []account.Status }
+	if err := json.Unmarshal(b, &got); err != nil || resp.StatusCode != 200 || len(got.Accounts) != 3 ||
+		got.Accounts[0].State != "ok" || got.Accounts[0].Subject != account.Fingerprint("acct-a") || got.Accounts[1].State != "signed_out" {
+		t.Fatalf("/admin/accounts: %d %s", resp.StatusCode, b)
+	}
+	e.outputs.Write(b)
 }
 
 // TestCheckSaysKeyChanged: after server.secret_key changes, `ccload check`
