@@ -37,6 +37,13 @@ type request struct {
 	// retryAfter is the soonest wait the failed attempts' upstreams asked
 	// for (0: none), passed on when every attempt failed.
 	retryAfter time.Duration
+	// acctToken is the access token of the latest attempt on an account
+	// (accounts.go), so a 401 renews that one and no newer one.
+	acctToken string
+	// clientCred is the client's own upstream credential (header name and
+	// value) when it authenticated with x-ccload-token, for a
+	// `credentials: client` channel (clientcred.go).
+	clientCred [2]string
 	rec        record
 	// chatUsage: an OpenAI Chat client sent stream_options.include_usage.
 	chatUsage bool
@@ -122,6 +129,7 @@ func (e *Engine) newRequest(ctx *fasthttp.RequestCtx, ep endpoint, snap *config.
 	// now (perf: an agent's body is hundreds of kilobytes).
 	ctx.Request.ResetBody()
 	r.header = forwardHeaders(&ctx.Request.Header)
+	r.clientCred = clientCredential(&ctx.Request.Header)
 	if mayCapture(snap, tok) {
 		r.clientKey = string(clientToken(ctx))
 	}

@@ -88,6 +88,8 @@ type Store interface {
 	// instances.go).
 	Sessions
 	Instances
+	// Subscription accounts of oauth channels (accounts.go).
+	Accounts
 
 	// SchemaVersion returns the highest migration version applied.
 	SchemaVersion(ctx context.Context) (int, error)
