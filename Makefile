@@ -1,8 +1,9 @@
-# ccload — see README.md. `make demo` and `make test` are all a newcomer needs.
+# ccload — see README.md. `make demo` and `make test` are all a newcomer needs;
+# docs/operations.md ("Tests") and docs/install.md say what the others do.
 GO        ?= go
 BIN       ?= bin/ccload
 PKGS      ?= ./...
-# Test databases: PostgreSQL and MariaDB on this machine (README, "Tests").
+# Test databases: PostgreSQL and MariaDB on this machine (docs/operations.md, "Tests").
 CCLOAD_TEST_POSTGRES ?= postgres://postgres@127.0.0.1:5432/test?sslmode=disable
 CCLOAD_TEST_MYSQL    ?= root@tcp(127.0.0.1:3306)/test
 export CCLOAD_TEST_POSTGRES CCLOAD_TEST_MYSQL
@@ -48,7 +49,7 @@ lint:
 	  if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
 
-# Randomised-fault soak of the real binary (README, "Soak"); not in `make test`.
+# Randomised-fault soak of the real binary (docs/operations.md, "Soak"); not in `make test`.
 # SOAK_DURATION (default 3m), SOAK_STORES (sqlite,postgres), SOAK_FAULT_RATE (0.19).
 soak:
 	$(GO) test -tags soak -run TestSoak -count=1 -timeout 60m -v ./ccloadtest/soak/
@@ -57,7 +58,7 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
 
 # Load benchmark: the mock upstream direct, through nginx (when installed)
-# and through bin/ccload, one table with ratios (README, "Load benchmark").
+# and through bin/ccload, one table with ratios (docs/benchmarks.md).
 # Minutes long and machine-wide; never part of `make test`.
 BENCH_RUNS ?= 3
 BENCH_FLAGS ?=

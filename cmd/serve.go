@@ -101,7 +101,7 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 
 	// A server database that is down at start does not stop the gateway:
 	// it serves from the config, storage shows degraded, and the store
-	// connects and migrates in the background (README "Database outages").
+	// connects and migrates in the background (docs/operations.md, "Storage").
 	st, err := store.OpenLazy(ctx, snap.Storage.Driver, snap.Storage.DSN.Reveal(), store.LazyOptions{Logger: log})
 	if err != nil {
 		return &exitError{code: exitFail, err: fmt.Errorf("storage (%s): %w", snap.Storage.Driver, err)}
@@ -110,7 +110,7 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 	_, pending := st.Pending()
 	// The writer and the pruner are what keep serving through a database
 	// outage cheap: rows wait in a bounded queue, and nothing on the request
-	// path waits for the database (README "Database outages").
+	// path waits for the database (docs/operations.md, "Storage").
 	logs := store.NewWriter(st, store.WriterOptions{QueueSize: snap.Storage.LogQueue})
 	retention := store.NewRetention(st, store.RetentionOptions{
 		Keep:   func() time.Duration { return src.Current().Storage.LogRetention.D() },
