@@ -58,7 +58,12 @@ func NewCmdServe(f *Factory, runF func(*ServeOptions) error) *cobra.Command {
 		Long: `Run the gateway on server.listen. The config file is watched and reloaded on
 change or SIGHUP; an invalid file keeps the old config serving and the error
 shows in /health. SIGINT/SIGTERM stop accepting, let in-flight streams finish
-(up to --grace) and flush the request logs.`,
+(up to --grace) and flush the request logs.
+
+The dashboard is at /web/ and the admin API at /admin/ on the same port,
+behind server.admin_password; serve refuses to start without one.`,
+		Example: `  CCLOAD_PASS=secret ccload serve -c ccload.yaml
+  ccload serve -c /etc/ccload/ccload.yaml --listen 0.0.0.0:8080`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			if runF != nil {

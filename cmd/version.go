@@ -92,7 +92,12 @@ func NewCmdVersion(f *Factory) *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
 		Short: "Print the version, commit, build date and Go version",
-		Args:  cobra.NoArgs,
+		Long: `Print the version (the release tag, or the module version of
+` + "`go install github.com/ccload/ccload@VERSION`" + `, or (devel) for a build of a
+checkout), the commit and build date, and the Go version and platform.`,
+		Example: `  ccload version
+  ccload --version`,
+		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
 			_, err := fmt.Fprint(f.IO.Out, f.version())
 			return err

@@ -8,6 +8,8 @@ import (
 	"runtime/debug"
 	"strings"
 	"testing"
+
+	"github.com/spf13/cobra"
 )
 
 func TestReadVersion(t *testing.T) {
@@ -95,4 +97,28 @@ func TestVersionOfBuiltBinary(t *testing.T) {
 			t.Errorf("unstamped build: want %q (from the binary's build info) in\n%s", line, plain)
 		}
 	}
+}
+
+// TestEveryCommandHasHelp: each command a user sees says in one line what
+// it does and shows examples, as `ccload help` promises.
+func TestEveryCommandHasHelp(t *testing.T) {
+	io, _, _ := testIO()
+	root := NewRootCmd(&Factory{IO: io})
+	root.InitDefaultCompletionCmd()
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+		if c.Hidden || c.Name() == "help" || c.Parent() != nil && c.Parent().Name() == "completion" || c.Name() == "completion" {
+			return // cobra's own, with their own help
+		}
+		if c.Short == "" || strings.Contains(c.Short, "\n") || strings.HasSuffix(c.Short, ".") {
+			t.Errorf("%s: Short %q: want one line without a final period", c.CommandPath(), c.Short)
+		}
+		if !strings.Contains(c.Example, "ccload ") {
+			t.Errorf("%s has no example", c.CommandPath())
+		}
+	}
+	walk(root)
 }
