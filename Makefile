@@ -44,10 +44,20 @@ test-clients: build
 demo: build
 	./$(BIN) demo -c ccload.example.yaml
 
-lint:
+# staticcheck is pinned and installed into bin/ on first use, so a clean
+# clone needs only the Go toolchain and the module proxy.
+STATICCHECK_VERSION ?= v0.8.2
+STATICCHECK ?= bin/staticcheck-$(STATICCHECK_VERSION)
+
+$(STATICCHECK):
+	GOBIN=$(CURDIR)/bin/staticcheck.tmp $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+	mv bin/staticcheck.tmp/staticcheck $@ && rmdir bin/staticcheck.tmp
+
+lint: $(STATICCHECK)
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
+	$(STATICCHECK) $(PKGS)
 
 # Randomised-fault soak of the real binary (docs/operations.md, "Soak"); not in `make test`.
 # SOAK_DURATION (default 3m), SOAK_STORES (sqlite,postgres), SOAK_FAULT_RATE (0.19).

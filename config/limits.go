@@ -25,8 +25,8 @@ type ServerLimits struct {
 	// MaxConns is the most connections served at once.
 	MaxConns int
 	// MaxConnsPerIP is the most connections from one peer address; 0 = no
-	// limit (set it to 0 behind a proxy that funnels every client into one
-	// address).
+	// limit. A peer in TrustedProxies is not counted (engine/peercap.go):
+	// a load balancer funnels every client into its one address.
 	MaxConnsPerIP int
 }
 

@@ -59,7 +59,11 @@ func (s *Snapshot) TokenBySHA256(sum string) *Token { return s.byTokenSH[sum] }
 type Server struct {
 	Listen        string // host:port
 	AdminPassword Secret
-	MaxBodyBytes  Size
+	// MetricsToken, when set, is a Bearer token that may read /metrics
+	// and the details of /health, and nothing else (a Prometheus scrape
+	// needs no admin password).
+	MetricsToken Secret
+	MaxBodyBytes Size
 	// Pprof serves the Go runtime profiles under /admin/debug/pprof/
 	// (admin password required). Off by default.
 	Pprof bool

@@ -88,7 +88,11 @@ func (p *routePlan) unavailable(model string, now time.Time) *clientError {
 	if len(p.why) > 0 {
 		msg += " (" + strings.Join(p.why, "; ") + ")"
 	}
-	return &clientError{Status: 503, Msg: msg}
+	ce := &clientError{Status: 503, Msg: msg}
+	if !p.soonest.IsZero() {
+		ce.RetryAfter = p.soonest.Sub(now)
+	}
+	return ce
 }
 
 // plan puts a request's routes (already in priority/WRR order) into the

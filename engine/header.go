@@ -25,7 +25,15 @@ import (
 //
 // Accept-Encoding is dropped so Go's transport negotiates and decompresses
 // gzip; forwarding the client's value would hand us compressed SSE we must
-// parse.
+// parse. Content-Encoding is dropped because the body sent upstream is the
+// one ccload read (and parsed) as it is: the client's label does not
+// describe it.
+//
+// The account headers (OpenAI-Organization, OpenAI-Project,
+// X-Goog-User-Project) pick what the channel's key is billed to; the key
+// belongs to the channel, so a client's value would make the provider
+// refuse the key and cool it. A channel that needs them sets them in its
+// header rewrite rules, which apply after this filter.
 var dropRequestHeaders = map[string]bool{
 	"authorization": true, "x-api-key": true, "x-goog-api-key": true, "api-key": true,
 	"cookie": true, "proxy-authorization": true,
@@ -34,6 +42,7 @@ var dropRequestHeaders = map[string]bool{
 	"host": true, "content-length": true, "accept-encoding": true,
 	"x-forwarded-for": true, "x-real-ip": true, "forwarded": true,
 	"x-forwarded-proto": true, "x-forwarded-host": true,
+	"content-encoding": true, "openai-organization": true, "openai-project": true, "x-goog-user-project": true,
 }
 
 // credentialWords mark a header name as a credential wherever they appear
@@ -91,7 +100,7 @@ func forwardHeaders(h *fasthttp.RequestHeader) [][2]string {
 	buf := bufSpace[:0]
 	spans := spanSpace[:0] // name start, name end = value start, value end; in buf
 	var lower [64]byte
-	h.VisitAll(func(k, v []byte) {
+	for k, v := range h.All() {
 		if forwardable(k, v, hop, lower[:0]) {
 			start := len(buf)
 			buf = append(buf, k...)
@@ -99,7 +108,7 @@ func forwardHeaders(h *fasthttp.RequestHeader) [][2]string {
 			buf = append(buf, v...)
 			spans = append(spans, [3]int{start, mid, len(buf)})
 		}
-	})
+	}
 	if len(spans) == 0 {
 		return nil
 	}

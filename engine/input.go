@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -19,6 +20,8 @@ import (
 type members struct {
 	valid  bool // the body is JSON (RFC 8259; UTF-8 is checkInput's)
 	object bool // the body is a JSON object
+	// dup is a key the body has twice in one object ("" when none).
+	dup string
 	// raw holds each member's JSON text ("" when absent): a third of the
 	// size of a gjson.Result each, and gjson.Parse of it costs no walk.
 	raw [len(memberNames)]string
@@ -40,12 +43,13 @@ var memberNames = [...]string{
 func readMembers(body []byte) *members {
 	m := &members{}
 	doc := jsonwalk.View(body)
-	m.valid = jsonwalk.ValidMembers(doc, func(k, v string) {
+	m.valid, m.dup = jsonwalk.ValidUnique(doc, func(k, v string) {
 		if strings.IndexByte(k, '\\') >= 0 {
 			k = gjson.Parse(`"` + k + `"`).Str // an escaped name, as gjson.Get reads it
 		}
 		for i, name := range memberNames {
-			// The first of duplicate keys wins, as with gjson.Get.
+			// The first of duplicate keys wins, as with gjson.Get; a body
+			// with any is refused (checkInput).
 			if k == name && m.raw[i] == "" {
 				m.raw[i] = v
 				break
@@ -81,6 +85,12 @@ func checkInput(body []byte, m *members) *clientError {
 	}
 	if !m.object {
 		return &clientError{Status: 400, Msg: "request body is not a JSON object"}
+	}
+	if m.dup != "" {
+		// ccload reads the first of two keys, many upstreams the last: a
+		// second "model" would reach a model the token may not use, a
+		// second "stream" would stream what is logged and billed as not.
+		return &clientError{Status: 400, Msg: "request body has the key " + strconv.Quote(m.dup) + " twice in one object"}
 	}
 	if m := m.get("model"); m.Exists() {
 		if m.Type != gjson.String || m.Str == "" {

@@ -29,13 +29,15 @@ type request struct {
 	// (checkInput), so a conversion need not check it again.
 	bodyChecked bool
 	header      [][2]string // client headers that may be forwarded (native only)
-	query       string
 	model       string
 	stream      bool
 	start       time.Time
 	clientIP    string
 	attempts    int
-	rec         record
+	// retryAfter is the soonest wait the failed attempts' upstreams asked
+	// for (0: none), passed on when every attempt failed.
+	retryAfter time.Duration
+	rec        record
 	// chatUsage: an OpenAI Chat client sent stream_options.include_usage.
 	chatUsage bool
 	chSlot    *load // the winning channel's concurrency slot, released by finish
@@ -71,6 +73,9 @@ type request struct {
 	conn *aheadConn
 	gone atomic.Bool
 	call atomic.Pointer[upstreamCall]
+	// dropSignatures: an upstream refused a reasoning signature of this
+	// request, which is now sent without any (signature_retry.go).
+	dropSignatures bool
 }
 
 // leave runs when the client hung up before its answer was complete: the

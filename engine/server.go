@@ -28,8 +28,8 @@ const forever = 100 * 365 * 24 * time.Hour
 // a header read timeout for every connection, a body read timeout and the
 // token check before any large body is read, a write deadline on proxy
 // responses, connection caps overall and per peer, and errors that never
-// echo the raw request. The connection caps and header timeout are read
-// once, at start; body limits and timeouts follow reloads.
+// echo the raw request. The overall cap and header timeout are read once,
+// at start; the per-peer cap, body limits and timeouts follow reloads.
 func (e *Engine) NewServer(handler fasthttp.RequestHandler) *fasthttp.Server {
 	snap := e.cfg.Current()
 	lim := snap.Server.Limits
@@ -42,7 +42,9 @@ func (e *Engine) NewServer(handler fasthttp.RequestHandler) *fasthttp.Server {
 		ReadTimeout:        lim.HeaderTimeout.D(),
 		IdleTimeout:        2 * time.Minute,
 		Concurrency:        lim.MaxConns,
-		MaxConnsPerIP:      lim.MaxConnsPerIP,
+		// server.max_conns_per_ip, with trusted proxies not counted
+		// (peercap.go), in place of fasthttp's MaxConnsPerIP.
+		ConnState: newPeerCap(e).connState,
 		// fasthttp would otherwise quote the raw request (client token
 		// included) in its error messages and logs.
 		SecureErrorLogMessage: true,

@@ -202,6 +202,7 @@ func newRelayState(e *Engine, r *request, c *upstreamCall, w io.Writer, dl write
 		s.conv = convert.NewStreamWith(c.family, r.ep.family, r.model, convert.StreamOptions{
 			OmitChatUsage: r.ep.family == protocol.OpenAI && !r.wantsChatUsage(),
 			Request:       r.body,
+			Origin:        originOf(c),
 		})
 	}
 	return s

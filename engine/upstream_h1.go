@@ -1001,7 +1001,7 @@ func framingHeader(name string) bool {
 }
 
 func appendHeaderValue(b []byte, v string) []byte {
-	if strings.IndexAny(v, "\r\n") < 0 {
+	if !strings.ContainsAny(v, "\r\n") {
 		return append(b, v...)
 	}
 	for i := 0; i < len(v); i++ {

@@ -13,6 +13,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/ccload/ccload/ccloadtest/mockupstream"
+	"github.com/ccload/ccload/ccloadtest/wait"
 )
 
 const wsOtherToken = "sk-ccload-other-token-9876543210"
@@ -116,7 +117,7 @@ func TestWebSocketSessionBounds(t *testing.T) {
 		t.Fatalf("sessions %d, want 1 (max_sessions)", n)
 	}
 	c.Close()
-	waitFor(t, "the per-socket session to go with its socket", func() bool {
+	wait.Eventually(t, 10*time.Second, "the per-socket session to go with its socket", func() bool {
 		return g.Engine.WebSockets().Sockets.Load() == 2 && g.Engine.WebSockets().Sessions.Load() == 0
 	})
 }
@@ -203,16 +204,6 @@ func TestWebSocketIdleClose(t *testing.T) {
 	var ce *websocket.CloseError
 	if !errors.As(err, &ce) || ce.Code != websocket.CloseGoingAway || !strings.Contains(ce.Text, "idle_ttl") {
 		t.Fatalf("after idling: %v, want close 1001", err)
-	}
-}
-
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); !cond(); {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
 	}
 }
 
@@ -305,16 +296,11 @@ func TestWebSocketPingDuringTurn(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Wait until output is flowing, then ping and queue the next turn.
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	wait.Eventually(t, 10*time.Second, "three frames of output", func() bool {
 		mu.Lock()
-		n := len(seen)
-		mu.Unlock()
-		if n >= 3 || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		defer mu.Unlock()
+		return len(seen) >= 3
+	})
 	if err := c.WriteControl(websocket.PingMessage, []byte("mid-turn"), time.Now().Add(time.Second)); err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/ccload/ccload/ccloadtest/mockupstream"
+	"github.com/ccload/ccload/ccloadtest/wait"
 	"github.com/ccload/ccload/store"
 )
 
@@ -351,7 +352,7 @@ func TestWebSocketNativeUpstream(t *testing.T) {
 		t.Errorf("upstream socket dialed %d times for two turns, want 1", n)
 	}
 	c.Close()
-	waitFor(t, "the upstream socket to close with the downstream one", func() bool { return m.WebSocketsOpen() == 0 })
+	wait.Eventually(t, 10*time.Second, "the upstream socket to close with the downstream one", func() bool { return m.WebSocketsOpen() == 0 })
 	rows := g.waitLogs(t, 2)
 	for _, r := range rows {
 		if r.Status != 200 || r.Channel != "native" || strings.Contains(r.AttemptsJSON, "HTTP/SSE used") {

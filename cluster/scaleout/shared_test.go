@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/ccload/ccload/ccloadtest/mockupstream"
+	"github.com/ccload/ccload/ccloadtest/wait"
 )
 
 // Shared state (storage.shared: cooldowns, spend and session pins):
@@ -128,12 +129,7 @@ func keyCooling(t *testing.T, addr string) bool {
 func within(t *testing.T, limit time.Duration, what string, cond func() bool) time.Duration {
 	t.Helper()
 	start := time.Now()
-	for !cond() {
-		if time.Since(start) > limit {
-			t.Fatalf("%s: not within %v", what, limit)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	wait.Eventually(t, limit, what, cond)
 	return time.Since(start)
 }
 

@@ -23,6 +23,7 @@ type upstreamErr struct {
 	message string
 	extra   string // more words for the haystack: details[].reason, wrapper codes
 	text    string // lower-cased haystack for the text rules, built by finish
+	codes   string // the same without the message: what a 4xx is judged by
 
 	retryDelay time.Duration // google.rpc.RetryInfo
 	plain      Outcome       // set when a plain-text rule matched a 2xx body
@@ -238,7 +239,8 @@ func fromErrorObject(e gjson.Result, depth int) upstreamErr {
 
 // finish builds the haystack the text rules search.
 func finish(u upstreamErr) upstreamErr {
-	u.text = strings.ToLower(strings.Join([]string{u.typ, u.code, u.status, u.extra, u.message}, " "))
+	u.codes = strings.ToLower(strings.Join([]string{u.typ, u.code, u.status, u.extra}, " "))
+	u.text = u.codes + " " + strings.ToLower(u.message)
 	return u
 }
 

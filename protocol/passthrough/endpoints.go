@@ -44,16 +44,6 @@ func Lookup(path string) (*Endpoint, bool) {
 	return ep, ok
 }
 
-// Paths lists the client paths served (in their /v1 form), in no
-// particular order.
-func Paths() []string {
-	out := make([]string, 0, len(endpoints))
-	for p := range endpoints {
-		out = append(out, "/v1"+p)
-	}
-	return out
-}
-
 // URL joins a channel URL and the endpoint path as protocol.UpstreamURL
 // does for chat: a base already ending in "/v1" does not get it twice. An
 // exact channel URL names the chat endpoint; its "/chat/completions" is
