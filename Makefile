@@ -7,10 +7,11 @@ PKGS      ?= ./...
 CCLOAD_TEST_POSTGRES ?= postgres://postgres@127.0.0.1:5432/test?sslmode=disable
 CCLOAD_TEST_MYSQL    ?= root@tcp(127.0.0.1:3306)/test
 export CCLOAD_TEST_POSTGRES CCLOAD_TEST_MYSQL
-# `ccload version` shows these (main.commit, main.date).
+# `ccload version` shows these (main.version, main.commit, main.date).
+VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null)
 COMMIT    ?= $(shell git rev-parse HEAD 2>/dev/null)
 DATE      ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
-LDFLAGS   ?= -X main.commit=$(COMMIT) -X main.date=$(DATE)
+LDFLAGS   ?= -X main.version=$(VERSION) -X main.commit=$(COMMIT) -X main.date=$(DATE)
 
 .PHONY: build test test-short test-web test-clients demo lint bench bench-load clean soak release image image-check
 
@@ -80,16 +81,16 @@ bench-load: build
 # checksums, reproducible from the commit (.ci/release; docs/install.md).
 # VERSION defaults to `git describe --tags --always --dirty`.
 release:
-	.ci/release
+	VERSION=$(VERSION) .ci/release
 
 # The release image from the linux binary, FROM scratch, with podman or
 # buildah and no registry pull (Containerfile, .ci/image). image-check
 # also checks it without running it.
 image:
-	.ci/image
+	VERSION=$(VERSION) .ci/image
 
 image-check:
-	.ci/image --check
+	VERSION=$(VERSION) .ci/image --check
 
 clean:
 	rm -rf bin dist data/demo.db*
