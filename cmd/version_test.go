@@ -34,6 +34,20 @@ func TestReadVersion(t *testing.T) {
 	if v := readVersion(Build{Version: "v1.4.0-3-gabc123"}, bi, true); v.Version != "v1.4.0-3-gabc123" {
 		t.Fatalf("ldflags version ignored: %+v", v)
 	}
+	// go install …@<untagged commit>: no VCS stamp, but the pseudo-version
+	// names the commit and its time.
+	pseudo := &debug.BuildInfo{Main: debug.Module{Path: "github.com/ccload/ccload", Version: "v0.0.0-20261204163700-0ff2ad0e4ce1"}}
+	if v := readVersion(Build{}, pseudo, true); v.Commit != "0ff2ad0e4ce1" || v.Date != "2026-12-04T16:37:00Z" {
+		t.Fatalf("from a pseudo-version: %+v", v)
+	}
+	pseudo.Main.Version = "v1.3.0-rc.1.0.20261204163700-0ff2ad0e4ce1"
+	if v := readVersion(Build{}, pseudo, true); v.Commit != "0ff2ad0e4ce1" {
+		t.Fatalf("from a pre-release pseudo-version: %+v", v)
+	}
+	pseudo.Main.Version = "v1.2.3" // a tag names no commit
+	if v := readVersion(Build{}, pseudo, true); v.Commit != "" || v.Date != "" {
+		t.Fatalf("from a tag: %+v", v)
+	}
 	if v := readVersion(Build{}, nil, false); v.Version != "(devel)" || !strings.Contains(v.String(), "commit:  unknown") {
 		t.Fatalf("without build info: %+v", v)
 	}
