@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-
 	"github.com/ccload/ccload/admin"
 	"github.com/ccload/ccload/ccloadtest/gateway"
 	"github.com/ccload/ccload/ccloadtest/mockupstream"

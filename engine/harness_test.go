@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-
 	gw "github.com/ccload/ccload/ccloadtest/gateway"
 	"github.com/ccload/ccload/ccloadtest/mockupstream"
 	"github.com/ccload/ccload/ccloadtest/wait"

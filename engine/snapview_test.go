@@ -10,7 +10,9 @@ import (
 )
 
 // swapSource is a Snapshots whose snapshot the test replaces.
-type swapSource struct{ cur atomic.Pointer[config.Snapshot] }
+type swapSource struct {
+	cur atomic.Pointer[config.Snapshot]
+}
 
 func (s *swapSource) Current() *config.Snapshot { return s.cur.Load() }
 func (s *swapSource) Status() config.Status     { return config.Status{} }
