@@ -11,7 +11,7 @@ COMMIT    ?= $(shell git rev-parse HEAD 2>/dev/null)
 DATE      ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 LDFLAGS   ?= -X main.commit=$(COMMIT) -X main.date=$(DATE)
 
-.PHONY: build test test-short test-web test-clients demo lint bench bench-load clean soak
+.PHONY: build test test-short test-web test-clients demo lint bench bench-load clean soak release image image-check
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN) .
@@ -75,5 +75,20 @@ bench-load: build
 	$(GO) build -o bin/benchload ./ccloadtest/benchload
 	./bin/benchload -bin $(BIN) -runs $(BENCH_RUNS) $(BENCH_FLAGS)
 
+# Release archives for linux, darwin and windows on amd64 and arm64, with
+# checksums, reproducible from the commit (.ci/release; docs/install.md).
+# VERSION defaults to `git describe --tags --always --dirty`.
+release:
+	.ci/release
+
+# The release image from the linux binary, FROM scratch, with podman or
+# buildah and no registry pull (Containerfile, .ci/image). image-check
+# also checks it without running it.
+image:
+	.ci/image
+
+image-check:
+	.ci/image --check
+
 clean:
-	rm -rf bin data/demo.db*
+	rm -rf bin dist data/demo.db*

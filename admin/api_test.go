@@ -64,6 +64,7 @@ var protected = []struct{ method, url, body string }{
 	{"GET", "/admin/cooldowns", ""},
 	{"POST", "/admin/cooldowns/clear", `{"all":true}`},
 	{"GET", "/admin/tokens", ""},
+	{"GET", "/admin/accounts", ""},
 	{"GET", "/admin/logs", ""},
 	{"GET", "/admin/stats", ""},
 	{"GET", "/admin/active", ""},
@@ -160,7 +161,8 @@ func TestEndpointShapes(t *testing.T) {
 		{name: "pause needs POST", method: "GET", url: "/admin/channels/main/pause", status: 405},
 		{name: "reload unchanged", method: "POST", url: "/admin/config/reload", status: 200, contains: []string{`"reloads":0`}},
 		{name: "unknown endpoint", method: "GET", url: "/admin/nope", status: 404, contains: []string{`{"error":"no admin endpoint /admin/nope"}`}},
-		{name: "metrics without auth", method: "GET", url: "/metrics", status: 200, contains: []string{"ccload_requests_total"}},
+		{name: "metrics without auth", method: "GET", url: "/metrics", status: 401, contains: []string{"metrics_token"}},
+		{name: "metrics with the admin password", method: "GET", url: "/metrics", headers: bearer, status: 200, contains: []string{"ccload_requests_total"}},
 	} {
 		t.Run(sc.name, func(t *testing.T) {
 			if sc.headers == nil && sc.url != "/metrics" {

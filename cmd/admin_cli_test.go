@@ -37,7 +37,7 @@ const (
 const cliConfig = `version: 1
 server: {listen: "127.0.0.1:0", admin_password: ` + cliPass + `}
 storage: {driver: sqlite, dsn: "{{DB}}"}
-routing: {unpriced: allow} # the mock's models have no price: served and flagged (issue 19)
+routing: {unpriced: allow} # the mock's models have no price: served and flagged
 channels:
   - name: main
     priority: 10

@@ -126,10 +126,12 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 	member := cluster.New(cluster.Options{Store: st, Version: opts.version(), Clock: opts.Clock, Logger: log,
 		Hostname: opts.Hostname,
 		InFlight: func() int64 { return eng.InFlight() }})
+	accounts := newAccountPool(ctx, st, snap, opts.Clock, log)
 	eng = engine.New(engine.Options{Config: src, Logs: metrics.Sink(logs), Cooldowns: cds, Costs: st, Logger: log, Clock: opts.Clock, Catalog: prices,
-		Retention: retention, Spend: st, SharedSpend: snap.Storage.Shared})
+		Retention: retention, Spend: st, SharedSpend: snap.Storage.Shared, Accounts: accounts})
 	adm := admin.New(admin.Options{Config: src, Engine: eng, Store: shared.adminStore(st), Logs: logs, Metrics: metrics, Clock: opts.Clock, Logger: log, WarmStats: true, PriceCatalog: prices,
 		Cluster: member})
+	eng.SetObserver(adm.MayObserve)
 	// What was saved (cooldowns, runtime pauses) applies now, or once the
 	// database is up after an outage at start.
 	restore := func(ctx context.Context) {
@@ -168,12 +170,14 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 	}
 	reloadOnHangUp(g, src, log)
 	g.loop(eng.RunChecks)
+	g.loop(func(ctx context.Context) { accounts.Run(ctx, accountPoll) }) // sign-ins, sign-outs and refreshes from elsewhere
 	g.loop(retention.Run)
 	catalogCtx, stopCatalog := context.WithCancel(context.Background())
 	g.onStop(stopCatalog)
 	startCatalog(catalogCtx, prices, src, log)
 	src.OnSwap(func(_, cur *config.Snapshot) {
 		eng.Sweep(cur)
+		setAccountKey(accounts, cur)
 		if name, ok := demoTokenIn(cur); ok && !opts.AllowDemoToken {
 			log.Error("SECURITY: the reloaded config accepts the public demo token; anyone can use this gateway with it. Delete it.", "token", name, "demo_token", demoToken)
 		}
@@ -198,7 +202,7 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 	g.loop(member.Run) // stopped before the store: a clean stop leaves the instance list
 	srv := eng.NewServer(eng.Handler(func(ctx *fasthttp.RequestCtx) {
 		if !adm.Handler(ctx) && !webui.Handler(ctx) {
-			ctx.Error(`{"error":{"message":"not found"}}`, fasthttp.StatusNotFound)
+			engine.NotFound(ctx)
 		}
 	}))
 	g.serve("gateway", func() error { return srv.Serve(engine.Listener(ln)) }, func() {

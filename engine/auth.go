@@ -23,6 +23,12 @@ func clientToken(ctx *fasthttp.RequestCtx) []byte {
 // tokenFrom is clientToken over a header and query, so it also runs before
 // the body is read (Engine.headerReceived).
 func tokenFrom(h *fasthttp.RequestHeader, q *fasthttp.Args) []byte {
+	// A client that brings its own upstream credential (Claude Code with a
+	// subscription sign-in, for a `credentials: client` channel) names its
+	// ccload token here, set with ANTHROPIC_CUSTOM_HEADERS.
+	if v := h.Peek(ccloadTokenHeader); len(v) > 0 {
+		return bytes.TrimSpace(v)
+	}
 	if v := h.Peek("Authorization"); len(v) > 0 {
 		if t, ok := bytes.CutPrefix(v, []byte("Bearer ")); ok {
 			return bytes.TrimSpace(t)
@@ -53,7 +59,7 @@ func authenticate(snap *config.Snapshot, raw []byte) *config.Token {
 // tokenCache remembers, for one config snapshot, the credentials that
 // authenticated, so a request is hashed once rather than at header time
 // (headerReceived) and again in its handler, and a keep-alive client's
-// later requests not at all (perf, issue 12). Only credentials that
+// later requests not at all (perf). Only credentials that
 // matched a token are kept: at most one per configured token, so wrong
 // guesses cannot grow it. It lives in memory only, like the request that
 // carried the credential, and Go's maps hash keys with a per-process random

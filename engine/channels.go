@@ -18,7 +18,7 @@ type ChannelState struct {
 	URLs      []URLState       `json:"urls"`
 	Cooldowns []cooldown.Entry `json:"cooldowns"`
 	LastCheck *ProbeResult     `json:"last_check,omitempty"` // latest scheduled check
-	// Unpriced lists the enabled models no price layer prices (issue 19).
+	// Unpriced lists the enabled models no price layer prices.
 	Unpriced []string `json:"unpriced,omitempty"`
 }
 

@@ -15,7 +15,7 @@ import (
 	"github.com/ccload/ccload/protocol/jsonwalk"
 )
 
-// Protocol detection for URLs that declare no `protocols` (issue 13 item 2).
+// Protocol detection for URLs that declare no `protocols`.
 //
 // A request for such a URL speaks the client's family first. When the
 // upstream answers that this endpoint does not exist here (pathMiss), the

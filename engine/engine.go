@@ -16,11 +16,11 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/ccload/ccload/config"
+	"github.com/ccload/ccload/engine/account"
 	"github.com/ccload/ccload/engine/cooldown"
 	"github.com/ccload/ccload/engine/responsesws"
 	"github.com/ccload/ccload/internal/clock"
 	"github.com/ccload/ccload/pricing"
-	"github.com/ccload/ccload/protocol"
 	"github.com/ccload/ccload/store"
 )
 
@@ -60,6 +60,9 @@ type Options struct {
 	// Catalog gives the price catalog's current copy; nil = no catalog
 	// (the embedded table and the file's pricing: entries price).
 	Catalog PriceCatalog
+	// Accounts holds the signed-in accounts of oauth channels; nil = none
+	// (an oauth channel's attempts then fail over to other channels).
+	Accounts *account.Pool
 }
 
 // PriceCatalog yields the prices of the price catalog's current good copy,
@@ -77,6 +80,10 @@ type Engine struct {
 	bus    *Bus
 	active *active
 
+	// observer says whether a request may see /health's details; set
+	// once before serving (SetObserver).
+	observer func(*fasthttp.RequestCtx) bool
+
 	catalog   PriceCatalog
 	upstream  *upstreams
 	shared    Publisher // storage.shared: where pins are published (shared.go); nil = not shared
@@ -91,6 +98,8 @@ type Engine struct {
 	inflight     atomic.Int64
 	unauthorized atomic.Int64
 	noLogs       atomic.Int64
+
+	accounts *account.Pool // subscription accounts (accounts.go)
 }
 
 // New builds an Engine from opts.
@@ -109,6 +118,7 @@ func New(opts Options) *Engine {
 		retention: opts.Retention,
 		catalog:   opts.Catalog,
 		reg:       newRegistry(opts, opts.Clock),
+		accounts:  opts.Accounts,
 	}
 	// The session store reports to the transport's stats, which live
 	// with the engine's other WebSocket counters.
@@ -142,7 +152,7 @@ func (e *Engine) Cooldowns() *cooldown.Registry { return e.reg.cooldowns }
 func (e *Engine) Handler(extra fasthttp.RequestHandler) fasthttp.RequestHandler {
 	return func(ctx *fasthttp.RequestCtx) {
 		if badPath(ctx.URI().PathOriginal()) {
-			writeError(ctx, protocol.OpenAI, &clientError{Status: 400, Msg: "request path has dot segments"})
+			writeError(ctx, pathFamily(ctx.URI().PathOriginal()), &clientError{Status: 400, Msg: "request path has dot segments"})
 			return
 		}
 		if e.route(ctx) {
@@ -152,6 +162,13 @@ func (e *Engine) Handler(extra fasthttp.RequestHandler) fasthttp.RequestHandler 
 			extra(ctx)
 			return
 		}
-		ctx.Error(`{"error":{"message":"not found"}}`, fasthttp.StatusNotFound)
+		NotFound(ctx)
 	}
+}
+
+// NotFound answers a path no surface serves with a 404 in the error shape
+// of the family the path aims at (pathFamily), so that a client's SDK can
+// read it.
+func NotFound(ctx *fasthttp.RequestCtx) {
+	writeError(ctx, pathFamily(ctx.URI().PathOriginal()), &clientError{Status: fasthttp.StatusNotFound, Msg: "no endpoint " + string(ctx.Method()) + " " + string(ctx.Path())})
 }

@@ -10,11 +10,12 @@ import (
 
 // redactor returns the failure.Redactor that knows every secret of snap:
 // channel keys and the credentials inside channel and proxy URLs. It is
-// built with the snapshot's view (snapview.go). Every upstream-derived string goes through it
-// at one of these points before it leaves the engine (issue 16): reject
-// and relayError (the client), record.fail and attemptLog.end (the log
-// row, events), strikeScope (cooldown reasons), relay (error events of a
-// committed stream) and probes (ccload check, /admin).
+// built with the snapshot's view (snapview.go). Every upstream-derived
+// string goes through it at one of these points before it leaves the
+// engine: reject and relayError (the client), record.fail and
+// attemptLog.end (the log row, events), strikeScope (cooldown reasons),
+// relay (error events of a committed stream) and probes (ccload check,
+// /admin).
 func (e *Engine) redactor(snap *config.Snapshot) *failure.Redactor {
 	return e.view(snap).red
 }

@@ -107,7 +107,7 @@ func (r *registry) keyID(k config.Secret) string {
 
 // urlID is urlID(raw), computed once per URL: masking parses the URL and
 // runs regexps, and every attempt asks for the cooldown scope of each URL
-// of each route (perf, issue 12).
+// of each route (perf).
 func (r *registry) urlID(raw string) string {
 	if id, ok := r.urlIDs.load(raw); ok {
 		return id
@@ -297,6 +297,14 @@ func (r *registry) keepCooldown(ch *config.Channel, k cooldown.Key) bool {
 // characters, and cooldowns must never be confused between them. The
 // registry memoizes it per key.
 func keyID(k config.Secret) string {
+	if k == config.ClientKey {
+		return "client"
+	}
+	if _, ok := config.AccountOf(k); ok {
+		// An account's placeholder names no secret: the account shows
+		// as itself in cooldowns, logs and the dashboard.
+		return k.Reveal()
+	}
 	sum := sha256.Sum256([]byte(k.Reveal()))
 	return k.String() + "#" + hex.EncodeToString(sum[:4])
 }
@@ -304,7 +312,7 @@ func keyID(k config.Secret) string {
 // urlID identifies a URL in cooldowns (kept in memory, in the database and
 // shown by /admin) without the credentials it may carry (?key=, user:pass@):
 // the masked URL plus " #" and 8 hex digits of the full URL's sha256, so
-// two URLs that differ only in their key stay apart (issue 16). The
+// two URLs that differ only in their key stay apart. The
 // registry memoizes it per URL.
 func urlID(raw string) string {
 	sum := sha256.Sum256([]byte(raw))

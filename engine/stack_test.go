@@ -28,7 +28,7 @@ const stackChildEnv = "CCLOAD_TEST_STACK_CHILD"
 // on one goroutine and reuses it; a stream's goroutine then waits deep
 // enough that the runtime cannot shrink its stack back, so one request
 // that reached past 8 KiB made every later stream on that goroutine hold
-// 16 KiB (perf, issue 12: at 1,000 streams that was 7 MiB of the memory).
+// 16 KiB (perf: at 1,000 streams that was 7 MiB of the memory).
 //
 // The requests run in a child process whose stacks are capped at 8 KiB
 // (debug.SetMaxStack): a goroutine that needs more kills it with a "stack

@@ -70,18 +70,18 @@ func TestWebSocketSessionContinuesAcrossSockets(t *testing.T) {
 	one := turn(t, a, `{"type":"response.create","model":"r1","input":"hi"}`)
 	id := last(one).Get("response.id").Str
 	if last(one).Get("type").Str != "response.completed" || id == "" {
-		t.Fatalf("turn 1: %v", one)
+		t.Fatalf("first turn: %v", one)
 	}
 	a.Close()
 
 	b := dialSession(t, g, testToken, "codex-sess")
 	two := turn(t, b, chained(id, "again"))
 	if last(two).Get("type").Str != "response.completed" {
-		t.Fatalf("turn 2 on a new socket of the same session: %v", two)
+		t.Fatalf("second turn on a new socket of the same session: %v", two)
 	}
 	in := gjson.GetBytes(m.Requests()[1].Body, "input")
 	if in.Get("#").Int() != 3 || in.Get("0.content.0.text").Str != "hi" || in.Get("1.role").Str != "assistant" || in.Get("2.content.0.text").Str != "again" {
-		t.Errorf("turn 2 transcript: %s", in.Raw)
+		t.Errorf("second turn transcript: %s", in.Raw)
 	}
 
 	wantNotFound(t, "other token, same Session-Id", turn(t, dialSession(t, g, wsOtherToken, "codex-sess"), chained(id, "steal")), id)
@@ -131,7 +131,7 @@ func TestWebSocketTranscriptLimit(t *testing.T) {
 	text := strings.Repeat("y", 500)
 	one := turn(t, c, `{"type":"response.create","model":"r1","input":"`+text+`"}`)
 	if last(one).Get("type").Str != "response.completed" {
-		t.Fatalf("turn 1: %v", one)
+		t.Fatalf("first turn: %v", one)
 	}
 	two := turn(t, c, chained(last(one).Get("response.id").Str, text))
 	if e := last(two); e.Get("type").Str != "error" || e.Get("status").Int() != 400 || e.Get("error.code").Str != "context_too_large" ||

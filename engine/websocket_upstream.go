@@ -163,6 +163,10 @@ func (e *Engine) dialSocket(rq *upstreamRequest, frame []byte) (*websocket.Conn,
 		}
 		return nil, err
 	}
+	// An upstream event is held whole before it is relayed: bound it as a
+	// non-stream answer is. The dialer offers no compression, so the
+	// library's limit, which counts wire bytes, counts them all.
+	conn.SetReadLimit(maxUpstreamBody)
 	if err := conn.WriteMessage(websocket.TextMessage, frame); err != nil {
 		conn.Close()
 		return nil, err

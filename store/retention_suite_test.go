@@ -29,7 +29,7 @@ func testRetention(t *testing.T, open Opener) {
 		recent[i].RequestID = "recent"
 	}
 	// Captured rows on both sides of the cutoff: retention takes the old
-	// captures with their rows (issue 13) and keeps the recent ones.
+	// captures with their rows and keeps the recent ones.
 	old[3].Debug, old[77].Debug = `{"old":3}`, `{"old":77}`
 	recent[30].Debug = `{"recent":30}`
 	if err := s.InsertLogs(ctx, append(append([]store.LogRow{}, old...), recent...)); err != nil {

@@ -173,3 +173,12 @@ func serveOnce(t *testing.T, yaml string) error {
 	}
 	return err
 }
+
+// replaceOnce replaces old in s and panics when s does not hold it, so that
+// a config helper cannot silently stop doing what it says.
+func replaceOnce(s, old, new string) string {
+	if !strings.Contains(s, old) {
+		panic("config has no " + old)
+	}
+	return strings.Replace(s, old, new, 1)
+}

@@ -17,7 +17,7 @@ import (
 	"github.com/ccload/ccload/ccloadtest/wait"
 )
 
-// Shared state (storage.shared, issue 14 items 1, 2 and issue 17's pins):
+// Shared state (storage.shared: cooldowns, spend and session pins):
 // two real `ccload serve` processes on one database behave as one gateway.
 
 const (

@@ -1,5 +1,5 @@
 // Package passthrough holds what ccload knows of the OpenAI endpoints it
-// relays natively, without conversion to another family (issue 13):
+// relays natively, without conversion to another family:
 // embeddings, legacy completions, images, audio and moderations. Their
 // paths and body kinds, the `model` field of a multipart form (read and
 // renamed in place), and the usage their answers report.
