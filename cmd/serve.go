@@ -216,6 +216,10 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 		if err := srv.ShutdownWithContext(sctx); err != nil {
 			log.Warn("in-flight requests did not finish within the grace period", "err", err)
 		}
+		// A stop right after the start can come before Serve took the
+		// listener, and Shutdown closes only the listeners it knows:
+		// closing it here makes that Serve return at once.
+		ln.Close()
 	})
 	g.onStop(adm.Close) // event streams would hold the shutdown for the whole grace period
 	if opts.Ready != nil {
