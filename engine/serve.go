@@ -80,6 +80,14 @@ func (e *Engine) serveRequest(ctx *fasthttp.RequestCtx, r *request) {
 		e.reject(ctx, r, &clientError{Status: 404, Msg: fmt.Sprintf("no channel serves model %q for this token", r.model)})
 		return
 	}
+	if ep.op == opWarmUp {
+		// Admitted like the turn it prepares; it generates nothing, so
+		// it costs nothing and goes to no upstream.
+		ctx.SetStatusCode(200)
+		r.rec.fail(200, "", false)
+		e.finish(r)
+		return
+	}
 	routes, ce := e.pricedRoutes(r, routes)
 	if ce == nil && r.ep.pass != nil {
 		routes, ce = passRoutes(r, routes)
