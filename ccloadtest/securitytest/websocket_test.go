@@ -90,7 +90,7 @@ func TestWebSocketWarmUpsObeyTheToken(t *testing.T) {
 		}
 	}
 	for i, tc := range []struct{ model, want string }{
-		{"gpt-x", "error 403"},             // not the token's model
+		{"gpt-x", "error 403"},              // not the token's model
 		{"claude-x", "response.completed "}, // first of the two a minute
 		{"claude-x", "response.completed "},
 		{"claude-x", "error 429"}, // over rpm_limit
