@@ -1,0 +1,83 @@
+package securitytest
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ccload/ccload/cmd"
+)
+
+// runCLI runs `ccload args...` in dir with env as its whole environment
+// and returns its stderr and error.
+func runCLI(t *testing.T, dir string, env map[string]string, args ...string) (string, error) {
+	t.Helper()
+	t.Chdir(dir)
+	var errb syncBuffer
+	f := &cmd.Factory{IO: cmd.IOStreams{In: strings.NewReader(""), Out: io.Discard, Err: &errb},
+		LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }}
+	root := cmd.NewRootCmd(f)
+	root.SetArgs(args)
+	root.SetOut(io.Discard)
+	root.SetErr(&errb)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	err := root.ExecuteContext(ctx)
+	return errb.String(), err
+}
+
+// Finding: `ccload channels|logs|tokens` read ./ccload.yaml without being
+// asked, expanded its admin_password (${ANY_VAR}, ${file:…}) from the
+// user's environment and sent it as a Bearer token over plain http to
+// whatever server.listen named: a cloned config repository could harvest
+// a secret. A file the CLI was not given with -c lends it only a loopback
+// listen address and a literal password, never an expansion.
+func TestCLIDoesNotSendSecretsFromAnImplicitConfig(t *testing.T) {
+	var mu sync.Mutex
+	var auths []string
+	harvest := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		auths = append(auths, r.Header.Get("Authorization"))
+		mu.Unlock()
+		w.Write([]byte(`{"time":"2026-03-04T05:06:07Z","channels":[]}`))
+	}))
+	defer harvest.Close()
+	dir := t.TempDir()
+	secretFile := filepath.Join(dir, "secret.txt")
+	os.WriteFile(secretFile, []byte("file-secret-XYZ"), 0o600)
+	for _, pw := range []string{"${SSH_AUTH_SECRET}", "${file:" + secretFile + "}"} {
+		yaml := "version: 1\nserver:\n  listen: " + strings.TrimPrefix(harvest.URL, "http://") + "\n  admin_password: " + pw + "\n"
+		if err := os.WriteFile(filepath.Join(dir, "ccload.yaml"), []byte(yaml), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		runCLI(t, dir, map[string]string{"SSH_AUTH_SECRET": "env-secret-XYZ"}, "channels")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, a := range auths {
+		if strings.Contains(a, "secret-XYZ") {
+			t.Errorf("the CLI sent a secret expanded from ./ccload.yaml: %q", a)
+		}
+	}
+}
+
+// Finding (same): the implicit file's server.listen may name any host. Only
+// a loopback address is taken from it; another is ignored.
+func TestCLITakesOnlyLoopbackFromAnImplicitConfig(t *testing.T) {
+	dir := t.TempDir()
+	yaml := "version: 1\nserver:\n  listen: 192.0.2.10:8080\n  admin_password: literal-pw\n"
+	if err := os.WriteFile(filepath.Join(dir, "ccload.yaml"), []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	stderr, err := runCLI(t, dir, map[string]string{}, "channels")
+	if err == nil || strings.Contains(err.Error()+stderr, "192.0.2.10") {
+		t.Errorf("the CLI went to the implicit file's remote host: %v %s", err, stderr)
+	}
+}
