@@ -147,11 +147,15 @@ func (r *request) admit(ctx *fasthttp.RequestCtx) *clientError {
 		if r.ep.pass != nil && !r.ep.pass.Stream {
 			// images may stream partial images; that SSE is streamed
 			// through unparsed (finishPass), not peeked at like chat.
+			r.unbooked = r.stream
 			r.stream = false
 		}
 		if r.ep.family == protocol.OpenAI && r.stream {
 			r.chatUsage = in.get("stream_options").Get("include_usage").Bool()
 		}
+	}
+	if r.ep.pass != nil && r.ep.pass.Binary {
+		r.unbooked = true // audio bytes: no usage in them
 	}
 	if strings.IndexFunc(r.model, isControl) >= 0 {
 		return &clientError{Status: 400, Msg: "the model name holds control characters"}
