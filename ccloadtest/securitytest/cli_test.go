@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ccload/ccload/ccloadtest/mockupstream"
 	"github.com/ccload/ccload/cmd"
 )
 
@@ -19,9 +20,15 @@ import (
 // and returns its stderr and error.
 func runCLI(t *testing.T, dir string, env map[string]string, args ...string) (string, error) {
 	t.Helper()
+	return runCLIOut(t, dir, env, io.Discard, args...)
+}
+
+// runCLIOut is runCLI writing its standard output (not a terminal) to out.
+func runCLIOut(t *testing.T, dir string, env map[string]string, out io.Writer, args ...string) (string, error) {
+	t.Helper()
 	t.Chdir(dir)
 	var errb syncBuffer
-	f := &cmd.Factory{IO: cmd.IOStreams{In: strings.NewReader(""), Out: io.Discard, Err: &errb},
+	f := &cmd.Factory{IO: cmd.IOStreams{In: strings.NewReader(""), Out: out, Err: &errb},
 		LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }}
 	root := cmd.NewRootCmd(f)
 	root.SetArgs(args)
@@ -79,5 +86,37 @@ func TestCLITakesOnlyLoopbackFromAnImplicitConfig(t *testing.T) {
 	stderr, err := runCLI(t, dir, map[string]string{}, "channels")
 	if err == nil || strings.Contains(err.Error()+stderr, "192.0.2.10") {
 		t.Errorf("the CLI went to the implicit file's remote host: %v %s", err, stderr)
+	}
+}
+
+// Finding: `ccload check`'s TSV output (for scripts, when stdout is not a
+// terminal) replaced tabs and line breaks but kept escape sequences from
+// an upstream's error message, which a terminal showing the file obeys.
+// Its fields are escaped like every other CLI cell (internal/termtext).
+func TestCheckTSVIsTerminalSafe(t *testing.T) {
+	m := mockupstream.New(mockupstream.Options{Script: func(*mockupstream.Recorded) mockupstream.Reply {
+		return mockupstream.Reply{Status: 400, Raw: []byte(`{"type":"error","error":{"type":"invalid_request_error","message":"bad\u001b]0;owned\u0007\u001b[2J request\u009b1m"}}`)}
+	}})
+	up, err := m.Start("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	dir := t.TempDir()
+	file := filepath.Join(dir, "ccload.yaml")
+	yaml := strings.ReplaceAll(config("", up, ""), "{{DB}}", filepath.Join(dir, "c.db"))
+	if err := os.WriteFile(file, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out syncBuffer
+	runCLIOut(t, dir, map[string]string{}, &out, "check", "-c", file, "--model", "claude-x")
+	got := out.String()
+	if !strings.Contains(got, "request") {
+		t.Fatalf("no probe line in the output:\n%s", got)
+	}
+	for _, bad := range []string{"\x1b", "\x07", "\u009b"} {
+		if strings.Contains(got, bad) {
+			t.Errorf("TSV output holds %q:\n%q", bad, got)
+		}
 	}
 }
