@@ -11,6 +11,7 @@ import (
 
 	"github.com/ccload/ccload/admin"
 	"github.com/ccload/ccload/admin/adminapi"
+	"github.com/ccload/ccload/ccloadtest/wait"
 	"github.com/ccload/ccload/config"
 	"github.com/ccload/ccload/engine"
 )
@@ -63,6 +64,7 @@ var protected = []struct{ method, url, body string }{
 	{"GET", "/admin/cooldowns", ""},
 	{"POST", "/admin/cooldowns/clear", `{"all":true}`},
 	{"GET", "/admin/tokens", ""},
+	{"GET", "/admin/accounts", ""},
 	{"GET", "/admin/logs", ""},
 	{"GET", "/admin/stats", ""},
 	{"GET", "/admin/active", ""},
@@ -330,20 +332,13 @@ func TestCooldownClear(t *testing.T) {
 
 	// The clears reached the database too (the registry persists in the
 	// background).
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	wait.Eventually(t, 5*time.Second, "no cooldown stored", func() bool {
 		left, err := e.Store.ListCooldowns(ctx, e.Clock.Now())
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(left) == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("cooldowns still stored: %+v", left)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return len(left) == 0
+	})
 	if st, body := e.proxy(t, "claude-x", false, ""); st != 200 {
 		t.Fatalf("after clear: %d %s", st, body)
 	}

@@ -44,7 +44,7 @@ type Metrics struct {
 
 // requestSeries are the series a finished request counts into, found with
 // one lookup rather than one per family, each building its key from the
-// label values and hashing it (perf, issue 12: Observe was 2–3.5% of the
+// label values and hashing it (perf: Observe was 2–3.5% of the
 // gateway's CPU). The series a request may leave untouched are made on
 // first use, so /metrics shows none that nothing counted into.
 type requestSeries struct {

@@ -37,6 +37,9 @@ type decoder struct {
 	probs   Problems
 	aliases int
 	refs    []channelRef // token channel names, checked once every channel is known
+	// oauthNodes are the `oauth:` values, where a missing
+	// server.secret_key is reported.
+	oauthNodes map[*Channel]*yaml.Node
 }
 
 // addf records a problem at n, prefixed by the dotted path of the value.
@@ -258,17 +261,6 @@ func (d *decoder) seq(n *yaml.Node, path string, fn func(i int, item *yaml.Node,
 		fn(i, item, ip)
 	}
 	return true
-}
-
-// strings reads a list of strings; bad items are reported and skipped.
-func (d *decoder) strList(n *yaml.Node, path string) []string {
-	var out []string
-	d.seq(n, path, func(_ int, item *yaml.Node, ip string) {
-		if s, ok := d.str(item, ip); ok {
-			out = append(out, s)
-		}
-	})
-	return out
 }
 
 // seqLen is the number of items when n is a list, else 0.

@@ -8,7 +8,7 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// ServerLimits bound what one client connection may hold (issue 16): a
+// ServerLimits bound what one client connection may hold: a
 // client that sends half a header, trickles a body or stops reading a
 // stream is cut after the matching timeout, and no address may hold more
 // than its share of connections. A zero duration turns that timeout off.

@@ -74,9 +74,12 @@ type Server struct {
 	// TrustedProxies are the peers whose X-Forwarded-For and
 	// X-Forwarded-Proto are believed (client IP, Secure cookie).
 	TrustedProxies []netip.Prefix
-	// DebugMaxBytes cuts each body a debug capture keeps (issue 13: the
+	// DebugMaxBytes cuts each body a debug capture keeps (the
 	// upstream request and response of a channel or token with debug: true).
 	DebugMaxBytes Size
+	// SecretKey encrypts the credentials of signed-in accounts in the
+	// database (ParseSecretKey gives its 32 bytes).
+	SecretKey Secret
 }
 
 // Storage is the `storage:` section.
@@ -171,13 +174,25 @@ type Channel struct {
 	WebSearch bool
 	// WebSockets makes a WebSocket turn try this channel's Responses URLs
 	// over a native upstream WebSocket (http->ws, https->wss) before the
-	// HTTP/SSE path (issue 15).
+	// HTTP/SSE path.
 	WebSockets bool
 	// Affinity: false opts this channel out of session affinity.
 	Affinity bool
 	// Debug captures the upstream requests and responses of every request
-	// this channel serves, stored with the log row (issue 13).
+	// this channel serves, stored with the log row.
 	Debug bool
+
+	// OAuth names the subscription provider whose signed-in accounts are
+	// this channel's credentials (OAuthCodex, OAuthXAI), "" for keys.
+	// Keys then holds one AccountKey placeholder per account, in order.
+	OAuth         string
+	Accounts      []string
+	OAuthIssuer   string // the provider's sign-in server, no trailing slash
+	OAuthClientID string
+	// Credentials is CredentialsClient when the channel forwards the
+	// client's own Anthropic credential (a Claude subscription sign-in)
+	// instead of using keys; Keys then holds ClientKey.
+	Credentials string
 }
 
 // URL is one base URL of a channel.
@@ -236,7 +251,7 @@ type Token struct {
 	RPMLimit       int
 	Expires        time.Time // zero = never
 	// Debug captures the upstream traffic of every request of this token,
-	// stored with the log row (issue 13).
+	// stored with the log row.
 	Debug bool
 }
 

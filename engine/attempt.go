@@ -15,6 +15,7 @@ import (
 	"github.com/ccload/ccload/engine/failure"
 	"github.com/ccload/ccload/protocol"
 	"github.com/ccload/ccload/protocol/convert"
+	"github.com/ccload/ccload/protocol/signature"
 )
 
 // attemptResult is how one upstream attempt ended.
@@ -111,6 +112,7 @@ func (e *Engine) tryRoute(ctx *fasthttp.RequestCtx, r *request, c candidate, p *
 		}
 	}()
 	keys, urls := e.attemptOrder(r, c)
+	retried := false // an account's expired token renewed once (accounts.go)
 	for ki, ui := 0, 0; ki < len(keys) && ui < len(urls) && r.mayAttempt(e.clock.Now()); {
 		if r.gone.Load() {
 			return nil, e.abandoned(ctx, r)
@@ -129,7 +131,11 @@ func (e *Engine) tryRoute(ctx *fasthttp.RequestCtx, r *request, c candidate, p *
 		if r.ranOutOfTime(*res, e.clock.Now()) {
 			return last, false // the request's deadline, not the route: nothing cools
 		}
-		if !res.miss {
+		retry, handled := e.accountAnswer(r, c.route, keys[ki], res, &retried)
+		if retry {
+			continue
+		}
+		if !res.miss && !handled {
 			e.failed(r, c.route, keys[ki], urls[ui], res.outcome)
 		}
 		switch res.outcome.Scope {
@@ -269,6 +275,9 @@ func (e *Engine) attemptAs(ctx *fasthttp.RequestCtx, r *request, rt config.Route
 		return attemptResult{done: true}
 	}
 	c := e.newCall(r, rt, ki, ui, up, body, at)
+	if failed := e.accountFor(r, c); failed != nil {
+		return *failed
+	}
 	var s sent
 	if r.socket && ch.WebSockets && up == protocol.Responses && ch.Proxy == "" {
 		c.timers.arm()
@@ -305,13 +314,21 @@ func (e *Engine) attemptAs(ctx *fasthttp.RequestCtx, r *request, rt config.Route
 //
 //go:noinline
 func (e *Engine) bodyFor(ctx *fasthttp.RequestCtx, r *request, rt config.Route, up protocol.Family, at *attemptLog) ([]byte, bool) {
-	body, notes, err := r.upstreamBody(up, rt.Upstream, convert.RequestOptions{HostedSearch: rt.Channel.WebSearch, Checked: r.bodyChecked})
+	body, notes, err := r.upstreamBody(up, rt.Upstream, convert.RequestOptions{
+		HostedSearch: rt.Channel.WebSearch, Checked: r.bodyChecked,
+		Origin: signature.NewOrigin(up, rt.Channel.Name), DropSignatures: r.dropSignatures,
+	})
 	if r.socket {
 		notes = append(notes, "transport: websocket")
 	}
 	at.note(notes)
 	if err == nil {
 		body, err = rewriteBody(rt.Channel.Rewrite.Body, body)
+	}
+	if err == nil && up == protocol.Responses {
+		var dialect []string
+		body, dialect, err = codexDialect(rt.Channel, body)
+		at.note(dialect)
 	}
 	if err != nil {
 		ce := &clientError{Status: 400, Msg: err.Error()}
@@ -369,6 +386,9 @@ func (e *Engine) unanswered(ctx *fasthttp.RequestCtx, r *request, c *upstreamCal
 	miss := r.probeMissed(c.family, s, c.rq.url, c.route.Upstream)
 	c.at.end(e.clock.Now(), s.status, s.outcome)
 	if s.outcome.ClientFault {
+		if res, ok := e.retryWithoutSignatures(ctx, r, c, s); ok {
+			return res
+		}
 		e.relayError(ctx, r, c.family, s.status, s.body)
 		return attemptResult{done: true}
 	}
@@ -417,7 +437,7 @@ func (e *Engine) finishJSON(ctx *fasthttp.RequestCtx, r *request, c *upstreamCal
 //
 //go:noinline
 func convertAnswer(r *request, c *upstreamCall, b []byte, now time.Time) ([]byte, *attemptResult) {
-	out, err := convert.ResponseFor(c.family, r.ep.family, b, r.model, r.body)
+	out, err := convert.ResponseWith(c.family, r.ep.family, b, r.model, convert.ResponseOptions{Request: r.body, Origin: originOf(c)})
 	if err != nil {
 		o := failure.Outcome{Kind: failure.KindServer, Scope: failure.ScopeModel, Retry: true, Message: "upstream answer could not be converted: " + err.Error()}
 		c.at.end(now, c.resp.StatusCode, o)
@@ -484,6 +504,9 @@ func (r *request) upstreamBody(up protocol.Family, model string, opt convert.Req
 		return convert.RequestWith(r.ep.family, up, r.body, model, r.stream, opt)
 	}
 	body, err := r.nativeBody(up, model)
+	if err == nil && r.ep.pass == nil {
+		body, err = nativeSignatures(up, body, model, opt)
+	}
 	return body, nil, err
 }
 
@@ -569,7 +592,7 @@ func copyResponseHeaders(ctx *fasthttp.RequestCtx, h interface{ Get(string) stri
 	if hh, ok := h.(*h1Header); ok {
 		// One walk of the upstream's few headers rather than a lookup per
 		// kept name, each of which walks them for a name that is mostly
-		// absent (perf, issue 12). The first of repeated names wins, as
+		// absent (perf). The first of repeated names wins, as
 		// with Get.
 		var seen [len(keepResponseHeaders)]bool
 		seen[0] = contentType != "" // keepResponseHeaders[0] is Content-Type

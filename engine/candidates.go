@@ -11,7 +11,7 @@ import (
 	"github.com/ccload/ccload/internal/clock"
 )
 
-// Routing under failure storms (issue 11). Cooldowns order and thin out the
+// Routing under failure storms. Cooldowns order and thin out the
 // candidates; they do not turn a recoverable request into an error. For one
 // request, each route (channel × model) is visited at most once, within
 // routing.max_attempts, in two passes:

@@ -16,6 +16,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/ccload/ccload/config"
+	"github.com/ccload/ccload/engine/account"
 	"github.com/ccload/ccload/engine/cooldown"
 	"github.com/ccload/ccload/engine/responsesws"
 	"github.com/ccload/ccload/internal/clock"
@@ -59,6 +60,9 @@ type Options struct {
 	// Catalog gives the price catalog's current copy; nil = no catalog
 	// (the embedded table and the file's pricing: entries price).
 	Catalog PriceCatalog
+	// Accounts holds the signed-in accounts of oauth channels; nil = none
+	// (an oauth channel's attempts then fail over to other channels).
+	Accounts *account.Pool
 }
 
 // PriceCatalog yields the prices of the price catalog's current good copy,
@@ -80,7 +84,6 @@ type Engine struct {
 	// once before serving (SetObserver).
 	observer func(*fasthttp.RequestCtx) bool
 
-	prices    atomic.Pointer[priceBuild]
 	catalog   PriceCatalog
 	upstream  *upstreams
 	shared    Publisher // storage.shared: where pins are published (shared.go); nil = not shared
@@ -88,15 +91,15 @@ type Engine struct {
 	retention interface{ Stats() store.RetentionStats }
 
 	ws wsState // the Responses WebSocket transport (websocket.go)
-	// detect: what protocol detection learned under the snapshot in force
-	// (detect.go).
-	detect atomic.Pointer[detector]
+	// views: what the engine derived from the snapshot in force
+	// (snapview.go).
+	views atomic.Pointer[snapView]
 
-	redact       atomic.Pointer[snapRedactor]
-	tokens       atomic.Pointer[tokenCache] // credentials that authenticated (auth.go)
 	inflight     atomic.Int64
 	unauthorized atomic.Int64
 	noLogs       atomic.Int64
+
+	accounts *account.Pool // subscription accounts (accounts.go)
 }
 
 // New builds an Engine from opts.
@@ -115,6 +118,7 @@ func New(opts Options) *Engine {
 		retention: opts.Retention,
 		catalog:   opts.Catalog,
 		reg:       newRegistry(opts, opts.Clock),
+		accounts:  opts.Accounts,
 	}
 	// The session store reports to the transport's stats, which live
 	// with the engine's other WebSocket counters.

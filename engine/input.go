@@ -11,7 +11,7 @@ import (
 )
 
 // members are the top-level members of a client body that admission and
-// session affinity read, found in one walk of the body (perf, issue 12).
+// session affinity read, found in one walk of the body (perf).
 // An agent's request runs to hundreds of kilobytes; a gjson.GetBytes per
 // field walked it once per field and copied every member it found. The
 // walk is jsonwalk's, over the body itself: the results point into the
@@ -72,7 +72,7 @@ func (m *members) get(name string) gjson.Result {
 }
 
 // checkInput is the strict reading of a client body every family gets
-// before anything else looks at it (issue 16): valid UTF-8, one JSON
+// before anything else looks at it: valid UTF-8, one JSON
 // object, and the fields the gateway itself reads typed as the protocols
 // define them. A body that fails is the client's fault: answered 400 in its
 // error shape, sent to no upstream, cooling nothing.

@@ -65,12 +65,13 @@ func (e *Engine) keyOrder(ch *config.Channel, anyway bool) []int {
 	n := len(ch.Keys)
 	start := 0
 	if ch.KeyStrategy != "sequential" && n > 1 {
-		start = int(e.reg.keyCursor(ch.Name) % uint64(n))
+		start = int(e.reg.keyCursor(ch.Name, false) % uint64(n))
 	}
 	idx := make([]int, n)
 	for i := range n {
 		idx[i] = (start + i) % n
 	}
+	idx = e.accountOrder(ch, idx)
 	return e.usableOrder(idx, func(i int) cooldownKey { return e.keyScope(ch, i) }, anyway)
 }
 

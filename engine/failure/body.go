@@ -130,7 +130,7 @@ func findSoftError(body []byte) (upstreamErr, bool) {
 // with an "error" member that is not null, a "type" of error or
 // response.failed, or a "status" of failed. Nearly every 2xx body has none of these; for those
 // one walk over the top-level members, with no copy of the body, replaces
-// a copy and four walks (perf, issue 12).
+// a copy and four walks (perf).
 func mayHoldError(b []byte) bool {
 	if len(b) == 0 || b[0] != '{' {
 		return true
