@@ -208,6 +208,17 @@ func TestLoginWays(t *testing.T) {
 	at, rt := e.importAuth(t, "alice", "acct-imported")
 	secrets = append(secrets, at, rt)
 
+	// --import of a flat credential object (ccLoad's oauth_credential).
+	fat, frt, fid := e.signin.Issue("acct-flat")
+	secrets = append(secrets, fat, frt)
+	flat := filepath.Join(t.TempDir(), "cred.json")
+	fb, _ := json.Marshal(map[string]string{"access_token": fat, "refresh_token": frt, "id_token": fid})
+	os.WriteFile(flat, fb, 0o600)
+	e.login(t, LoginOptions{Account: "bob", Import: flat})
+	if s := e.accounts(t)["chatgpt/bob"]; s.State != "ok" || s.Subject != account.Fingerprint("acct-flat") {
+		t.Fatalf("flat --import: %+v", s)
+	}
+
 	// --token: a personal access token.
 	tok, rt2, _ := e.signin.Issue("acct-token")
 	secrets = append(secrets, tok, rt2)
