@@ -325,7 +325,8 @@ func TestAccountPoolServes(t *testing.T) {
 	if n := e.backend.LimitErrors("acct-a"); n != 1 {
 		t.Errorf("alice was sent %d requests while exhausted, want exactly the one that found out", n)
 	}
-	s := e.accounts(t)["chatgpt/alice"]
+	var s account.Status
+	waitFor(t, func() bool { s = e.accounts(t)["chatgpt/alice"]; return s.State == "exhausted" }) // stored off the request path
 	if s.State != "exhausted" || s.ExhaustedUntil == nil || s.ExhaustedUntil.Unix() != reset.Unix() {
 		t.Fatalf("alice after the 429: %+v (want exhausted until %s)", s, reset.UTC())
 	}
