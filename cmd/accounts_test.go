@@ -15,6 +15,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gorilla/websocket"
+	"github.com/tidwall/gjson"
+
 	"github.com/ccload/ccload/ccloadtest/mockupstream"
 	"github.com/ccload/ccload/engine/account"
 	"github.com/ccload/ccload/store"
@@ -450,5 +453,49 @@ func TestCheckSaysKeyChanged(t *testing.T) {
 	}
 	if s := e.accounts(t)["chatgpt/alice"]; s.State != "undecryptable" {
 		t.Errorf("accounts: %+v", s)
+	}
+}
+
+// TestCodexAccountOverWebSocket: a Responses client on a WebSocket, a
+// Codex account channel with websockets: true: the turn goes up over the
+// backend's WebSocket with the account's headers and the Codex dialect.
+func TestCodexAccountOverWebSocket(t *testing.T) {
+	e := newAcctEnv(t, time.Hour)
+	b, _ := os.ReadFile(e.file)
+	os.WriteFile(e.file, bytes.Replace(b, []byte("    affinity: false"), []byte("    affinity: false\n    websockets: true"), 1), 0o600)
+	e.importAuth(t, "alice", "acct-a")
+	base, stop := e.serve(t)
+	defer stop()
+	h := http.Header{}
+	h.Set("Authorization", "Bearer sk-client-token")
+	h.Set("OpenAI-Beta", "responses_websockets=2026-02-06")
+	h.Set("session_id", "sess-ws")
+	c, _, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(base, "http")+"/v1/responses", h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.WriteMessage(websocket.TextMessage, []byte(`{"type":"response.create","model":"gpt-5.4","instructions":"x","max_output_tokens":9,"input":[{"type":"message","role":"user","content":[{"type":"input_text","text":"ws-hello"}]}]}`))
+	for {
+		c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		_, msg, err := c.ReadMessage()
+		if err != nil {
+			t.Fatal(err)
+		}
+		typ := gjson.GetBytes(msg, "type").String()
+		if typ == "error" || typ == "response.failed" {
+			t.Fatalf("turn failed: %s", msg)
+		}
+		if typ == "response.completed" {
+			break
+		}
+	}
+	if e.backend.Sockets() != 1 {
+		t.Fatalf("%d upstream sockets, want the turn over one", e.backend.Sockets())
+	}
+	rec := e.backend.Inner.Requests()
+	body := rec[len(rec)-1].Body
+	if gjson.GetBytes(body, "store").Bool() || !gjson.GetBytes(body, "store").Exists() || gjson.GetBytes(body, "max_output_tokens").Exists() {
+		t.Fatalf("upstream frame not in the Codex dialect: %s", body)
 	}
 }
