@@ -38,11 +38,11 @@ type CodexBackend struct {
 	Window time.Duration
 	Now    func() time.Time
 
-	mu     sync.Mutex
-	used   map[string]int
-	resets map[string]time.Time
-	calls  map[string]int
-	limits map[string]int // usage-limit 429s answered per account
+	mu      sync.Mutex
+	used    map[string]int
+	resets  map[string]time.Time
+	calls   map[string]int
+	limits  map[string]int // usage-limit 429s answered per account
 	sockets int
 }
 
