@@ -418,6 +418,8 @@ func TestExpiredTokenRetriesSameAccount(t *testing.T) {
 	if code, _ := ask(t, base, "anthropic"); code != 200 || e.signin.Refreshes("acct-a") != 1 {
 		t.Fatalf("next request: %d, %d refreshes", code, e.signin.Refreshes("acct-a"))
 	}
+	// Today's requests are counted per account from the request logs.
+	waitFor(t, func() bool { return e.accounts(t)["chatgpt/alice"].RequestsToday == 3 })
 	// The admin API shows the accounts as `ccload accounts` does.
 	req, _ := http.NewRequest("GET", base+"/admin/accounts", nil)
 	req.Header.Set("Authorization", "Bearer pw")
@@ -429,7 +431,7 @@ func TestExpiredTokenRetriesSameAccount(t *testing.T) {
 	resp.Body.Close()
 	var got struct{ Accounts []account.Status }
 	if err := json.Unmarshal(b, &got); err != nil || resp.StatusCode != 200 || len(got.Accounts) != 3 ||
-		got.Accounts[0].State != "ok" || got.Accounts[0].Subject != account.Fingerprint("acct-a") || got.Accounts[1].State != "signed_out" {
+		got.Accounts[0].State != "ok" || got.Accounts[0].RequestsToday != 3 || got.Accounts[0].Subject != account.Fingerprint("acct-a") || got.Accounts[1].State != "signed_out" {
 		t.Fatalf("/admin/accounts: %d %s", resp.StatusCode, b)
 	}
 	e.outputs.Write(b)
