@@ -11,7 +11,7 @@ COMMIT    ?= $(shell git rev-parse HEAD 2>/dev/null)
 DATE      ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 LDFLAGS   ?= -X main.commit=$(COMMIT) -X main.date=$(DATE)
 
-.PHONY: build test test-short test-web test-clients demo lint bench bench-load clean soak
+.PHONY: build test test-short test-web test-clients demo lint bench bench-load clean soak release image image-check
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN) .
@@ -43,10 +43,20 @@ test-clients: build
 demo: build
 	./$(BIN) demo -c ccload.example.yaml
 
-lint:
+# staticcheck is pinned and installed into bin/ on first use, so a clean
+# clone needs only the Go toolchain and the module proxy.
+STATICCHECK_VERSION ?= v0.8.2
+STATICCHECK ?= bin/staticcheck-$(STATICCHECK_VERSION)
+
+$(STATICCHECK):
+	GOBIN=$(CURDIR)/bin/staticcheck.tmp $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+	mv bin/staticcheck.tmp/staticcheck $@ && rmdir bin/staticcheck.tmp
+
+lint: $(STATICCHECK)
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
+	$(STATICCHECK) $(PKGS)
 
 # Randomised-fault soak of the real binary (README, "Soak"); not in `make test`.
 # SOAK_DURATION (default 3m), SOAK_STORES (sqlite,postgres), SOAK_FAULT_RATE (0.19).
@@ -65,5 +75,20 @@ bench-load: build
 	$(GO) build -o bin/benchload ./ccloadtest/benchload
 	./bin/benchload -bin $(BIN) -runs $(BENCH_RUNS) $(BENCH_FLAGS)
 
+# Release archives for linux, darwin and windows on amd64 and arm64, with
+# checksums, reproducible from the commit (.ci/release; docs/install.md).
+# VERSION defaults to `git describe --tags --always --dirty`.
+release:
+	.ci/release
+
+# The release image from the linux binary, FROM scratch, with podman or
+# buildah and no registry pull (Containerfile, .ci/image). image-check
+# also checks it without running it.
+image:
+	.ci/image
+
+image-check:
+	.ci/image --check
+
 clean:
-	rm -rf bin data/demo.db*
+	rm -rf bin dist data/demo.db*

@@ -13,11 +13,13 @@ import (
 //go:embed ccload.example.yaml
 var exampleConfig []byte
 
-// commit and date are set at build time (Makefile, Dockerfile):
-// -ldflags "-X main.commit=… -X main.date=…". Without them `ccload version`
-// falls back to the VCS stamp the go command records.
-var commit, date string
+// version, commit and date are set at build time (Makefile, Dockerfile):
+// -ldflags "-X main.version=… -X main.commit=… -X main.date=…". Without
+// them `ccload version` falls back to what the go command records: the
+// module version for `go install …@vX`, and the VCS revision and time for
+// a build inside a checkout.
+var version, commit, date string
 
 func main() {
-	os.Exit(cmd.Execute(cmd.Build{Commit: commit, Date: date, ExampleConfig: exampleConfig}))
+	os.Exit(cmd.Execute(cmd.Build{Version: version, Commit: commit, Date: date, ExampleConfig: exampleConfig}))
 }

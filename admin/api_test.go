@@ -11,6 +11,7 @@ import (
 
 	"github.com/ccload/ccload/admin"
 	"github.com/ccload/ccload/admin/adminapi"
+	"github.com/ccload/ccload/ccloadtest/wait"
 	"github.com/ccload/ccload/config"
 	"github.com/ccload/ccload/engine"
 )
@@ -160,7 +161,8 @@ func TestEndpointShapes(t *testing.T) {
 		{name: "pause needs POST", method: "GET", url: "/admin/channels/main/pause", status: 405},
 		{name: "reload unchanged", method: "POST", url: "/admin/config/reload", status: 200, contains: []string{`"reloads":0`}},
 		{name: "unknown endpoint", method: "GET", url: "/admin/nope", status: 404, contains: []string{`{"error":"no admin endpoint /admin/nope"}`}},
-		{name: "metrics without auth", method: "GET", url: "/metrics", status: 200, contains: []string{"ccload_requests_total"}},
+		{name: "metrics without auth", method: "GET", url: "/metrics", status: 401, contains: []string{"metrics_token"}},
+		{name: "metrics with the admin password", method: "GET", url: "/metrics", headers: bearer, status: 200, contains: []string{"ccload_requests_total"}},
 	} {
 		t.Run(sc.name, func(t *testing.T) {
 			if sc.headers == nil && sc.url != "/metrics" {
@@ -330,20 +332,13 @@ func TestCooldownClear(t *testing.T) {
 
 	// The clears reached the database too (the registry persists in the
 	// background).
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	wait.Eventually(t, 5*time.Second, "no cooldown stored", func() bool {
 		left, err := e.Store.ListCooldowns(ctx, e.Clock.Now())
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(left) == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("cooldowns still stored: %+v", left)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return len(left) == 0
+	})
 	if st, body := e.proxy(t, "claude-x", false, ""); st != 200 {
 		t.Fatalf("after clear: %d %s", st, body)
 	}

@@ -41,6 +41,27 @@ func (s *Server) authorize(ctx *fasthttp.RequestCtx) error {
 	return s.checkAttempt(ctx, pw, now)
 }
 
+// MayObserve reports whether the request may read /metrics and the
+// details of /health: it carries server.metrics_token as a Bearer token,
+// or passes authorize. A wrong token counts as a wrong password, so these
+// endpoints guess no faster than the login.
+func (s *Server) MayObserve(ctx *fasthttp.RequestCtx) bool {
+	if tok, ok := bearer(string(ctx.Request.Header.Peek("Authorization"))); ok && s.metricsTokenOK(tok) {
+		return true
+	}
+	return s.authorize(ctx) == nil
+}
+
+// metricsTokenOK compares in constant time; an unset token accepts nothing.
+func (s *Server) metricsTokenOK(tok string) bool {
+	want := s.cfg.Current().Server.MetricsToken.Reveal()
+	if want == "" || tok == "" {
+		return false
+	}
+	a, b := sha256.Sum256([]byte(tok)), sha256.Sum256([]byte(want))
+	return subtle.ConstantTimeCompare(a[:], b[:]) == 1
+}
+
 // checkAttempt checks a password for the client, counting failures.
 func (s *Server) checkAttempt(ctx *fasthttp.RequestCtx, pw string, now time.Time) error {
 	ip := s.clientIP(ctx)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ccload/ccload/admin/adminapi"
+	"github.com/ccload/ccload/ccloadtest/wait"
 )
 
 // TestEventsStreamedRequest: a subscriber sees start, first_byte and end of
@@ -67,13 +68,9 @@ func TestEventsStreamedRequest(t *testing.T) {
 	}
 	// The server notices the gone client at the latest at the next
 	// keep-alive (50 ms here) and drops the subscription.
-	deadline := time.Now().Add(5 * time.Second)
-	for e.Engine.Events().Active() {
-		if time.Now().After(deadline) {
-			t.Fatal("subscription not released after the client left")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	wait.Eventually(t, 5*time.Second, "the subscription released after the client left", func() bool {
+		return !e.Engine.Events().Active()
+	})
 }
 
 // TestEventsWire checks the SSE framing: the connected comment, keep-alive

@@ -9,8 +9,8 @@ import (
 	"github.com/ccload/ccload/engine"
 )
 
-// checkPost guards state-changing admin calls against cross-site requests
-// (issue 16). Only a POST carrying the session cookie, a credential the
+// checkPost guards state-changing admin calls against cross-site requests.
+// Only a POST carrying the session cookie, a credential the
 // browser adds by itself, is checked; one with the password as a Bearer
 // token (scripts, the CLI) or no credential at all passes. A cookie POST
 // must be JSON, which a cross-site form cannot send without a CORS

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/ccload/ccload/admin"
 	"github.com/ccload/ccload/ccloadtest/mockupstream"
+	"github.com/ccload/ccload/ccloadtest/wait"
 	"github.com/ccload/ccload/cluster"
 	"github.com/ccload/ccload/config"
 	"github.com/ccload/ccload/engine"
@@ -208,20 +210,13 @@ func (e *env) proxy(t *testing.T, model string, stream bool, scenario string) (i
 // waitRows waits until the store holds n log rows.
 func (e *env) waitRows(t *testing.T, n int) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	wait.Eventually(t, 5*time.Second, fmt.Sprintf("%d log rows", n), func() bool {
 		rows, err := e.Store.QueryLogs(context.Background(), store.LogQuery{Limit: 1000})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(rows) >= n {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d log rows, want %d", len(rows), n)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return len(rows) >= n
+	})
 }
 
 var bearer = map[string]string{"Authorization": "Bearer " + adminPass}

@@ -99,7 +99,7 @@ func header(h []adminapi.DebugHeader, name string) string {
 }
 
 // TestLogDetailDebugCapture drives requests through the real gateway to the
-// mock upstream and reads them back from GET /admin/logs/{id} (issue 13).
+// mock upstream and reads them back from GET /admin/logs/{id}.
 func TestLogDetailDebugCapture(t *testing.T) {
 	e := startDebug(t)
 

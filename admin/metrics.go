@@ -44,7 +44,7 @@ type Metrics struct {
 
 // requestSeries are the series a finished request counts into, found with
 // one lookup rather than one per family, each building its key from the
-// label values and hashing it (perf, issue 12: Observe was 2–3.5% of the
+// label values and hashing it (perf: Observe was 2–3.5% of the
 // gateway's CPU). The series a request may leave untouched are made on
 // first use, so /metrics shows none that nothing counted into.
 type requestSeries struct {
@@ -223,9 +223,16 @@ func statusClass(s int) string {
 	return "none"
 }
 
-// serveMetrics is GET /metrics (no auth: it shows counts and names, no
-// secrets).
+// serveMetrics is GET /metrics, for server.metrics_token or the admin
+// credentials (MayObserve): its series name every client token and its
+// spend, which is nobody else's business.
 func (s *Server) serveMetrics(ctx *fasthttp.RequestCtx) {
+	if !s.MayObserve(ctx) {
+		ctx.Response.Header.Set("WWW-Authenticate", `Bearer realm="ccload metrics"`)
+		s.writeError(ctx, &httpError{Status: fasthttp.StatusUnauthorized,
+			Msg: "/metrics needs Authorization: Bearer <server.metrics_token> (or the admin password)"})
+		return
+	}
 	ctx.SetContentType(promtext.ContentType)
 	ctx.SetBody(s.metrics.reg.AppendText(nil))
 }

@@ -13,11 +13,11 @@ import (
 	"github.com/prometheus/common/model"
 )
 
-// scrape fetches /metrics (without credentials) and parses it with
-// Prometheus' own text parser.
+// scrape fetches /metrics (with the admin password, which it needs) and
+// parses it with Prometheus' own text parser.
 func scrape(t *testing.T, e *env) map[string]*dto.MetricFamily {
 	t.Helper()
-	resp, body := e.call(t, "GET", "/metrics", nil, "")
+	resp, body := e.call(t, "GET", "/metrics", map[string]string{"Authorization": "Bearer " + adminPass}, "")
 	if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/plain; version=0.0.4") {
 		t.Fatalf("/metrics: %d %q", resp.StatusCode, resp.Header.Get("Content-Type"))
 	}

@@ -15,7 +15,7 @@ import (
 
 // Admin sessions live in the database (store.Sessions), so that every
 // instance sharing it accepts a login made on any of them, and a logout or
-// a password change ends the session everywhere (issue 14). The database
+// a password change ends the session everywhere. The database
 // sees only hashes: the row is keyed by sha256(token) and carries
 // sha256(token, sha256(admin_password)), which binds the session to the
 // password it was opened with without telling anything about the

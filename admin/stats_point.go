@@ -12,7 +12,7 @@ import (
 // names are indexes into the entry's name table, the durations int32
 // milliseconds (24 days) and the status int16. A day of heavy traffic is
 // hundreds of thousands of points held for the whole day, so this is most
-// of the cache's memory (perf, issue 12).
+// of the cache's memory (perf).
 type cachedPoint struct {
 	id, ns                         int64
 	cost                           float64

@@ -7,7 +7,7 @@ import (
 )
 
 // webSocketEngine is implemented by engines serving the Responses
-// WebSocket transport (issue 15).
+// WebSocket transport.
 type webSocketEngine interface{ WebSockets() *responsesws.Stats }
 
 var (

@@ -1,5 +1,5 @@
-// Package cluster is the instance list of a scale-out deployment (issue 14,
-// docs/scale-out.md): each `ccload serve` process is a Member that writes a
+// Package cluster is the instance list of a scale-out deployment
+// (docs/scale-out.md): each `ccload serve` process is a Member that writes a
 // heartbeat row into the shared database every few seconds, and reads back
 // the rows that are still fresh. A single instance on SQLite lists itself.
 //

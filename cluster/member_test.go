@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ccload/ccload/ccloadtest/wait"
 	"github.com/ccload/ccload/cluster"
 	"github.com/ccload/ccload/internal/clock"
 	"github.com/ccload/ccload/store"
@@ -84,17 +85,10 @@ func TestRunRemovesRowOnStop(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { m.Run(ctx); close(done) }()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	wait.Eventually(t, 10*time.Second, "this instance's heartbeat row", func() bool {
 		list, err := st.ListInstances(context.Background(), time.Time{})
-		if err == nil && len(list) == 1 && list[0].ID == m.Self().ID {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no heartbeat row: %+v %v", list, err)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return err == nil && len(list) == 1 && list[0].ID == m.Self().ID
+	})
 	cancel()
 	<-done
 	if list, err := st.ListInstances(context.Background(), time.Time{}); err != nil || len(list) != 0 {

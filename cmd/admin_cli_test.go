@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"flag"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/ccload/ccload/admin/adminapi"
 	"github.com/ccload/ccload/ccloadtest/mockupstream"
+	"github.com/ccload/ccload/ccloadtest/wait"
 	"github.com/ccload/ccload/internal/clock"
 )
 
@@ -35,7 +37,7 @@ const (
 const cliConfig = `version: 1
 server: {listen: "127.0.0.1:0", admin_password: ` + cliPass + `}
 storage: {driver: sqlite, dsn: "{{DB}}"}
-routing: {unpriced: allow} # the mock's models have no price: served and flagged (issue 19)
+routing: {unpriced: allow} # the mock's models have no price: served and flagged
 channels:
   - name: main
     priority: 10
@@ -160,21 +162,14 @@ func (s *cliServer) traffic(t *testing.T) {
 func (s *cliServer) waitRows(t *testing.T, n int) {
 	t.Helper()
 	c := adminapi.NewClient(s.URL, cliPass, nil)
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	wait.Eventually(t, 5*time.Second, fmt.Sprintf("%d rows logged and none queued", n), func() bool {
 		p, err := c.Logs(context.Background(), adminapi.LogFilter{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		st, _ := c.Status(context.Background())
-		if len(p.Rows) == n && st.Storage.Queued == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d rows logged, want %d", len(p.Rows), n)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return len(p.Rows) == n && st.Storage.Queued == 0
+	})
 }
 
 func (s *cliServer) client() func() (*adminapi.Client, error) {
@@ -304,10 +299,10 @@ func TestLogsFollow(t *testing.T) {
 	}()
 	// The history is read after subscribing: once it is out, new requests
 	// reach the stream.
-	waitFor(t, func() bool { return strings.Count(out.String(), "\n") >= 1 })
+	wait.Eventually(t, 5*time.Second, "the first line", func() bool { return strings.Count(out.String(), "\n") >= 1 })
 	s.send(t, cliAlice, "claude-x", "", false) // main: filtered out
 	s.send(t, cliBob, "claude-y", "", true)    // side
-	waitFor(t, func() bool { return strings.Count(out.String(), "\n") >= 2 })
+	wait.Eventually(t, 5*time.Second, "the second line", func() bool { return strings.Count(out.String(), "\n") >= 2 })
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatalf("follow: %v", err)
@@ -338,17 +333,6 @@ func (b *syncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.b.String()
-}
-
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("timed out")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 }
 
 func TestAdminClientDiscovery(t *testing.T) {

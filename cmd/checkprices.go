@@ -16,7 +16,7 @@ import (
 )
 
 // unpricedModel is one model a channel serves that no price layer prices;
-// in `ccload check --json` as "unpriced": [{"channel", "model"}] (issue 19).
+// in `ccload check --json` as "unpriced": [{"channel", "model"}].
 type unpricedModel struct {
 	Channel string `json:"channel"`
 	Model   string `json:"model"`

@@ -40,7 +40,7 @@ func catalogServer(t *testing.T) (*httptest.Server, *atomic.Int64) {
 	return srv, &hits
 }
 
-// TestCheckOfflineListsUnpriced (issue 19): --offline names every served
+// TestCheckOfflineListsUnpriced: --offline names every served
 // model without a price as a warning and fetches nothing; --strict makes
 // it an error; --json lists them.
 func TestCheckOfflineListsUnpriced(t *testing.T) {

@@ -48,7 +48,7 @@ type checkReport struct {
 	Problems config.Problems      `json:"problems,omitempty"`
 	Probes   []engine.ProbeResult `json:"probes"`
 	Summary  checkSummary         `json:"summary"`
-	Unpriced []unpricedModel      `json:"unpriced,omitempty"` // models without a price (issue 19); absent when every model is priced or the file is invalid
+	Unpriced []unpricedModel      `json:"unpriced,omitempty"` // models without a price; absent when every model is priced or the file is invalid
 }
 
 // checkSummary counts the probes of a check.

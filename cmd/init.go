@@ -29,9 +29,12 @@ func NewCmdInit(f *Factory, runF func(*InitOptions) error) *cobra.Command {
 the repository, to FILE (default ccload.yaml). It passes
 ` + "`ccload check --offline`" + ` as it is: its channels point at the built-in mock
 upstream until you set their URLs and keys (or the environment variables
-the file names). An existing FILE is kept unless --force.`,
+the file names). An existing FILE is kept unless --force. FILE "-"
+prints it to standard output instead, to read what a binary or a
+container image carries.`,
 		Example: `  ccload init
-  ccload init /etc/ccload/ccload.yaml --force`,
+  ccload init /etc/ccload/ccload.yaml --force
+  ccload init - | less`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
 			opts.File = defaultConfig
@@ -51,6 +54,10 @@ the file names). An existing FILE is kept unless --force.`,
 func initRun(opts *InitOptions) error {
 	if len(opts.Example) == 0 {
 		return &exitError{code: exitFail, err: errors.New("init: this binary was built without its example config")}
+	}
+	if opts.File == "-" {
+		_, err := opts.IO.Out.Write(opts.Example)
+		return err
 	}
 	_, err := os.Lstat(opts.File)
 	switch {

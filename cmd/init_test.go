@@ -49,6 +49,25 @@ func TestInitWritesTheExampleThatPassesCheck(t *testing.T) {
 	}
 }
 
+// TestInitDashPrintsTheExample: `ccload init -` prints the embedded config
+// and writes no file, so an installed binary or an image shows what it
+// carries.
+func TestInitDashPrintsTheExample(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	io, out, _ := testIO()
+	f := &Factory{IO: io, Build: Build{ExampleConfig: []byte("version: 1 # starter\n")}}
+	if err := runRoot(t, f, "init", "-"); err != nil {
+		t.Fatal(err)
+	}
+	if out.String() != "version: 1 # starter\n" {
+		t.Fatalf("stdout %q, want the example as it is", out)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Fatalf("init - wrote %v", ents)
+	}
+}
+
 func TestInitKeepsAnExistingFileUnlessForced(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "mine.yaml")
 	if err := os.WriteFile(file, []byte("version: 1 # mine\n"), 0o640); err != nil {

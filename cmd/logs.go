@@ -369,7 +369,7 @@ func oneLine(s string) string {
 }
 
 // escapeEntry shows the control characters of a row's client- and
-// upstream-derived text escaped, for the human-readable forms (issue 16).
+// upstream-derived text escaped, for the human-readable forms.
 func escapeEntry(r adminapi.LogEntry) adminapi.LogEntry {
 	for _, f := range []*string{&r.Token, &r.Model, &r.Channel, &r.Error, &r.FailureScope, &r.URL, &r.Key, &r.RequestID, &r.UpstreamModel,
 		&r.ClientProtocol, &r.UpstreamProtocol} {

@@ -77,27 +77,23 @@ shows in /health. SIGINT/SIGTERM stop accepting, let in-flight streams finish
 }
 
 // serveRun runs the gateway until ctx ends, then shuts down gracefully.
+// The parts start in the order below and stop in the reverse order
+// (runGroup): the dashboard's event streams, then the listener with the
+// in-flight requests, the instance heartbeat, spend, cooldowns, the shared
+// state feed, the request logs, the background loops, and the store last.
 func serveRun(ctx context.Context, opts *ServeOptions) error {
+	g := newRunGroup()
+	defer g.stop() // early returns; a shutdown stops the group below
 	// A heap goal of at least 16 MiB: with the default one, the load
 	// benchmark's non-stream requests took 22% more CPU each (package
 	// gcfloor). GOGC in the environment overrides it.
-	defer gcfloor.Start(gcfloor.Serve)()
+	g.onStop(gcfloor.Start(gcfloor.Serve))
 	log := slog.New(slog.NewTextHandler(opts.IO.Err, nil))
-	src, err := config.Open(opts.Config)
+	src, listen, err := openServeConfig(opts)
 	if err != nil {
-		return &exitError{code: exitFail, err: err}
+		return err
 	}
 	snap := src.Current()
-	if snap.Server.AdminPassword.Reveal() == "" {
-		return &exitError{code: exitFail, err: fmt.Errorf("%s: server.admin_password is empty; set it (e.g. admin_password: ${CCLOAD_PASS}) so the dashboard and admin API are protected", opts.Config)}
-	}
-	if name, ok := demoTokenIn(snap); ok && !opts.AllowDemoToken {
-		return &exitError{code: exitFail, err: fmt.Errorf("%s: token %q accepts the public demo token %s, which anyone who read the README can use; delete it (or try the config with `ccload demo`)", opts.Config, name, demoToken)}
-	}
-	listen := snap.Server.Listen
-	if opts.Listen != "" {
-		listen = opts.Listen
-	}
 
 	// A server database that is down at start does not stop the gateway:
 	// it serves from the config, storage shows degraded, and the store
@@ -106,7 +102,7 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 	if err != nil {
 		return &exitError{code: exitFail, err: fmt.Errorf("storage (%s): %w", snap.Storage.Driver, err)}
 	}
-	defer st.Close()
+	g.onStop(func() { st.Close() })
 	_, pending := st.Pending()
 	// The writer and the pruner are what keep serving through a database
 	// outage cheap: rows wait in a bounded queue, and nothing on the request
@@ -122,16 +118,6 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 		return &exitError{code: exitFail, err: err}
 	}
 	cds := cooldown.New(opts.Clock, shared.persister(st))
-	defer cds.Close()
-	loadCooldowns := func(ctx context.Context) {
-		if err := engine.LoadCooldowns(ctx, st, cds, time.Now()); err != nil {
-			log.Warn("could not load saved cooldowns", "err", err)
-		}
-	}
-	if pending == nil {
-		loadCooldowns(ctx)
-	}
-
 	metrics := admin.NewMetrics(src)
 	var eng *engine.Engine
 	prices := newCatalog(st, log, &eng)
@@ -145,7 +131,13 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 		Retention: retention, Spend: st, SharedSpend: snap.Storage.Shared, Accounts: accounts})
 	adm := admin.New(admin.Options{Config: src, Engine: eng, Store: shared.adminStore(st), Logs: logs, Metrics: metrics, Clock: opts.Clock, Logger: log, WarmStats: true, PriceCatalog: prices,
 		Cluster: member})
+	eng.SetObserver(adm.MayObserve)
+	// What was saved (cooldowns, runtime pauses) applies now, or once the
+	// database is up after an outage at start.
 	restore := func(ctx context.Context) {
+		if err := engine.LoadCooldowns(ctx, st, cds, time.Now()); err != nil {
+			log.Warn("could not load saved cooldowns", "err", err)
+		}
 		if n, err := admin.RestorePauses(ctx, st, eng); err != nil {
 			log.Warn("could not load runtime pauses", "err", err)
 		} else if n > 0 {
@@ -154,46 +146,35 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 	}
 	if pending == nil {
 		restore(ctx)
-	}
-	shared.run(eng)
-	defer shared.close() // for early returns; a shutdown closes it in order below
-	srv := eng.NewServer(eng.Handler(func(ctx *fasthttp.RequestCtx) {
-		if !adm.Handler(ctx) && !webui.Handler(ctx) {
-			ctx.Error(`{"error":{"message":"not found"}}`, fasthttp.StatusNotFound)
-		}
-	}))
-
-	watchCtx, stopWatch := context.WithCancel(context.Background())
-	defer stopWatch()
-	if !opts.NoWatch {
-		go func() {
-			if err := src.Watch(watchCtx); err != nil && !errors.Is(err, context.Canceled) {
-				log.Error("config watch stopped", "err", err)
-			}
-		}()
-	}
-	if pending != nil {
-		// What was saved before the outage applies once the database is up.
-		go func() {
+	} else {
+		g.loop(func(ctx context.Context) {
 			select {
 			case <-st.Connected():
-			case <-watchCtx.Done():
+			case <-ctx.Done():
 				return
 			}
 			if _, err := st.Pending(); err == nil {
-				loadCooldowns(watchCtx)
-				restore(watchCtx)
+				restore(ctx)
 			}
-		}()
+		})
 	}
-	go eng.RunChecks(watchCtx)             // scheduled `check:` probes
-	go accounts.Run(watchCtx, accountPoll) // sign-ins, sign-outs and refreshes from elsewhere
-	spendCtx, stopSpend := context.WithCancel(context.Background())
-	spendDone := make(chan struct{})
-	go func() { defer close(spendDone); eng.RunSpend(spendCtx) }() // spend to shared_spend (and back, when shared)
-	defer func() { stopSpend(); <-spendDone }()
-	go retention.Run(watchCtx) // storage.log_retention: now, then hourly
-	startCatalog(watchCtx, prices, src, log)
+
+	// Background loops: config reloads, scheduled `check:` probes, log
+	// retention (now, then hourly) and the price catalog.
+	if !opts.NoWatch {
+		g.loop(func(ctx context.Context) {
+			if err := src.Watch(ctx); err != nil && !errors.Is(err, context.Canceled) {
+				log.Error("config watch stopped", "err", err)
+			}
+		})
+	}
+	reloadOnHangUp(g, src, log)
+	g.loop(eng.RunChecks)
+	g.loop(func(ctx context.Context) { accounts.Run(ctx, accountPoll) }) // sign-ins, sign-outs and refreshes from elsewhere
+	g.loop(retention.Run)
+	catalogCtx, stopCatalog := context.WithCancel(context.Background())
+	g.onStop(stopCatalog)
+	startCatalog(catalogCtx, prices, src, log)
 	src.OnSwap(func(_, cur *config.Snapshot) {
 		eng.Sweep(cur)
 		setAccountKey(accounts, cur)
@@ -201,21 +182,15 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 			log.Error("SECURITY: the reloaded config accepts the public demo token; anyone can use this gateway with it. Delete it.", "token", name, "demo_token", demoToken)
 		}
 	})
-	hup := make(chan os.Signal, 1)
-	signal.Notify(hup, syscall.SIGHUP)
-	defer signal.Stop(hup)
-	go func() {
-		for {
-			select {
-			case <-hup:
-				if err := src.Reload(); err != nil {
-					log.Error("config reload on SIGHUP failed; the previous config keeps serving", "err", err)
-				}
-			case <-watchCtx.Done():
-				return
-			}
-		}
-	}()
+
+	// Stopped after every request is done, in this order read bottom up:
+	// spend is written, cooldowns send their last changes to the feed,
+	// which writes them once more before it stops, then the logs flush.
+	g.onStop(func() { flushLogs(logs, log) })
+	shared.run(eng)
+	g.onStop(shared.close)
+	g.onStop(func() { cds.Close() })
+	g.loop(eng.RunSpend) // spend to shared_spend (and back, when shared)
 
 	ln, err := net.Listen("tcp", listen)
 	if err != nil {
@@ -224,41 +199,79 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 	log.Info("ccload serving", "addr", ln.Addr().String(), "config", opts.Config, "storage", snap.Storage.Driver,
 		"channels", len(snap.Channels), "tokens", len(snap.Tokens))
 	member.SetAddress(ln.Addr().String())
-	clusterCtx, stopCluster := context.WithCancel(context.Background())
-	clusterDone := make(chan struct{})
-	go func() { member.Run(clusterCtx); close(clusterDone) }()
-	// Runs before st.Close: a clean stop removes this instance from the list.
-	defer func() { stopCluster(); <-clusterDone }()
+	g.loop(member.Run) // stopped before the store: a clean stop leaves the instance list
+	srv := eng.NewServer(eng.Handler(func(ctx *fasthttp.RequestCtx) {
+		if !adm.Handler(ctx) && !webui.Handler(ctx) {
+			engine.NotFound(ctx)
+		}
+	}))
+	g.serve("gateway", func() error { return srv.Serve(engine.Listener(ln)) }, func() {
+		sctx, cancel := context.WithTimeout(context.Background(), opts.Grace)
+		defer cancel()
+		if err := srv.ShutdownWithContext(sctx); err != nil {
+			log.Warn("in-flight requests did not finish within the grace period", "err", err)
+		}
+	})
+	g.onStop(adm.Close) // event streams would hold the shutdown for the whole grace period
 	if opts.Ready != nil {
 		opts.Ready(ln.Addr().String())
 	}
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(engine.Listener(ln)) }()
 
-	select {
-	case err := <-served:
-		return err
-	case <-ctx.Done():
-	}
+	err = g.wait(ctx)
 	log.Info("shutting down: waiting for in-flight requests", "in_flight", eng.InFlight(), "grace", opts.Grace)
-	adm.Close() // event streams would hold the shutdown for the whole grace period
-	sctx, cancel := context.WithTimeout(context.Background(), opts.Grace)
-	defer cancel()
-	if err := srv.ShutdownWithContext(sctx); err != nil {
-		log.Warn("in-flight requests did not finish within the grace period", "err", err)
-	}
-	stopSpend() // requests are done: write their spend
-	<-spendDone
-	cds.Close()    // its last changes go to the feed...
-	shared.close() // ...which writes them once more before it stops
-	dctx, cancel2 := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel2()
-	if err := logs.Close(dctx); err != nil {
-		log.Error("request logs not fully written", "err", err)
-	}
+	g.stop()
 	ws := logs.Stats()
 	log.Info("stopped", "logs_written", ws.Written, "logs_dropped", ws.Dropped)
-	return nil
+	return err
+}
+
+// openServeConfig opens the config file and refuses what serve must not
+// run with; it returns the source and the address to listen on.
+func openServeConfig(opts *ServeOptions) (*config.Source, string, error) {
+	src, err := config.Open(opts.Config)
+	if err != nil {
+		return nil, "", &exitError{code: exitFail, err: err}
+	}
+	snap := src.Current()
+	if snap.Server.AdminPassword.Reveal() == "" {
+		return nil, "", &exitError{code: exitFail, err: fmt.Errorf("%s: server.admin_password is empty; set it (e.g. admin_password: ${CCLOAD_PASS}) so the dashboard and admin API are protected", opts.Config)}
+	}
+	if name, ok := demoTokenIn(snap); ok && !opts.AllowDemoToken {
+		return nil, "", &exitError{code: exitFail, err: fmt.Errorf("%s: token %q accepts the public demo token %s, which anyone who read the README can use; delete it (or try the config with `ccload demo`)", opts.Config, name, demoToken)}
+	}
+	listen := snap.Server.Listen
+	if opts.Listen != "" {
+		listen = opts.Listen
+	}
+	return src, listen, nil
+}
+
+// reloadOnHangUp reloads the config on SIGHUP until the group stops.
+func reloadOnHangUp(g *runGroup, src *config.Source, log *slog.Logger) {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	g.onStop(func() { signal.Stop(hup) })
+	g.loop(func(ctx context.Context) {
+		for {
+			select {
+			case <-hup:
+				if err := src.Reload(); err != nil {
+					log.Error("config reload on SIGHUP failed; the previous config keeps serving", "err", err)
+				}
+			case <-ctx.Done():
+				return
+			}
+		}
+	})
+}
+
+// flushLogs writes the queued request logs, for at most 10 s.
+func flushLogs(logs *store.Writer, log *slog.Logger) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := logs.Close(ctx); err != nil {
+		log.Error("request logs not fully written", "err", err)
+	}
 }
 
 // version is opts.Version, or the binary's build info.

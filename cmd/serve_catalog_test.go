@@ -46,7 +46,7 @@ func runServe(t *testing.T, file string) (string, func()) {
 	return "", nil
 }
 
-// TestServePricesFromCatalog (issue 19): a model that only the catalog
+// TestServePricesFromCatalog: a model that only the catalog
 // prices is logged at the catalog's price after start, under a token with
 // a cost_limit (so it is not refused as unpriced); at the next start, with
 // the catalog unreachable, the copy saved in the database still prices it.

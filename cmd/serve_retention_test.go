@@ -10,8 +10,8 @@ import (
 )
 
 // TestServePrunesOldLogsAtStart: rows older than storage.log_retention are
-// gone within a minute of start, newer ones and usage_daily stay (issue 11,
-// item 3). The hourly runs are covered by the store suite's retention test.
+// gone within a minute of start, newer ones and usage_daily stay. The hourly runs are covered by
+// the store suite's retention test.
 func TestServePrunesOldLogsAtStart(t *testing.T) {
 	ctx := context.Background()
 	db := filepath.Join(t.TempDir(), "logs.db")

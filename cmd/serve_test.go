@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/ccload/ccload/ccloadtest/mockupstream"
+	"github.com/ccload/ccload/ccloadtest/wait"
 	"github.com/ccload/ccload/store"
 )
 
@@ -176,12 +177,8 @@ tokens:
 	if err := syscall.Kill(os.Getpid(), syscall.SIGHUP); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for !strings.Contains(models(), "new-model") {
-		if time.Now().After(deadline) {
-			t.Fatalf("SIGHUP did not reload: %s\n%s", models(), errb)
-		}
-		time.Sleep(20 * time.Millisecond)
+	if !wait.Until(5*time.Second, func() bool { return strings.Contains(models(), "new-model") }) {
+		t.Fatalf("SIGHUP did not reload: %s\n%s", models(), errb)
 	}
 	cancel()
 	<-done

@@ -9,19 +9,20 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// Build is what package main knows about the binary: the commit and build
-// date that the Makefile and Dockerfile pass with -ldflags "-X main.…", and
-// the starter config it embeds (go:embed cannot reach ccload.example.yaml
-// from cmd/).
+// Build is what package main knows about the binary: the version, commit
+// and build date that the Makefile and Dockerfile pass with
+// -ldflags "-X main.…", and the starter config it embeds (go:embed cannot
+// reach ccload.example.yaml from cmd/).
 type Build struct {
-	Commit, Date  string
-	ExampleConfig []byte
+	Version, Commit, Date string
+	ExampleConfig         []byte
 }
 
-// versionInfo is `ccload version`: the module version (a tag for
-// `go install ccload@vX`, "(devel)" for a checkout), the commit and date
-// (from -ldflags, else the VCS stamp the go command records) and the Go
-// toolchain.
+// versionInfo is `ccload version`: the version (from -ldflags, as
+// `make release` stamps `git describe`; else the module version, a tag for
+// `go install github.com/ccload/ccload@vX`, "(devel)" for a checkout), the
+// commit and date (from -ldflags, else the VCS stamp the go command
+// records) and the Go toolchain.
 type versionInfo struct {
 	Version, Commit, Date, Go string
 	Modified                  bool
@@ -30,10 +31,13 @@ type versionInfo struct {
 // readVersion fills versionInfo from b and the binary's build info.
 func readVersion(b Build, bi *debug.BuildInfo, ok bool) versionInfo {
 	v := versionInfo{Version: "(devel)", Commit: b.Commit, Date: b.Date, Go: runtime.Version()}
+	if b.Version != "" {
+		v.Version = b.Version
+	}
 	if !ok {
 		return v
 	}
-	if bi.Main.Version != "" {
+	if b.Version == "" && bi.Main.Version != "" {
 		v.Version = bi.Main.Version
 	}
 	if bi.GoVersion != "" {

@@ -1,6 +1,9 @@
 package cmd
 
 import (
+	"debug/buildinfo"
+	"os/exec"
+	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"strings"
@@ -24,6 +27,11 @@ func TestReadVersion(t *testing.T) {
 	if v.String() != want {
 		t.Fatalf("String:\n%s\nwant:\n%s", v, want)
 	}
+	// A version stamped with -ldflags (make release: git describe) wins
+	// over the module version, which is "(devel)" in a checkout.
+	if v := readVersion(Build{Version: "v1.4.0-3-gabc123"}, bi, true); v.Version != "v1.4.0-3-gabc123" {
+		t.Fatalf("ldflags version ignored: %+v", v)
+	}
 	if v := readVersion(Build{}, nil, false); v.Version != "(devel)" || !strings.Contains(v.String(), "commit:  unknown") {
 		t.Fatalf("without build info: %+v", v)
 	}
@@ -44,5 +52,47 @@ func TestVersionCommandAndFlagAgree(t *testing.T) {
 	}
 	if out1() != out2() || !strings.HasPrefix(out1(), "ccload ") || !strings.Contains(out1(), "commit:  c0ffee") {
 		t.Fatalf("version:\n%s--version:\n%s", out1(), out2())
+	}
+}
+
+// TestVersionOfBuiltBinary builds the real binary twice: with the stamps
+// `make release` passes, which `ccload version` must print as given, and
+// without them, where it must print what the go command recorded in the
+// binary (module version, and the VCS revision and time when the build
+// had them). Flags as the other binary-building tests use them, so the
+// compiled packages come from the build cache and only the link runs.
+func TestVersionOfBuiltBinary(t *testing.T) {
+	build := func(ldflags string) (bin, out string) {
+		bin = filepath.Join(t.TempDir(), "ccload")
+		if out, err := exec.Command("go", "build", "-ldflags", ldflags, "-o", bin, "github.com/ccload/ccload").CombinedOutput(); err != nil {
+			t.Fatalf("go build: %v\n%s", err, out)
+		}
+		o, err := exec.Command(bin, "version").CombinedOutput()
+		if err != nil {
+			t.Fatalf("ccload version: %v\n%s", err, o)
+		}
+		return bin, string(o)
+	}
+
+	_, stamped := build("-X main.version=v9.8.7 -X main.commit=0123456789abcdef -X main.date=2026-01-02T03:04:05Z")
+	for _, want := range []string{"ccload v9.8.7\n", "commit:  0123456789abcdef", "built:   2026-01-02T03:04:05Z"} {
+		if !strings.Contains(stamped, want) {
+			t.Errorf("stamped build: want %q in\n%s", want, stamped)
+		}
+	}
+
+	bin, plain := build("")
+	bi, err := buildinfo.ReadFile(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := readVersion(Build{}, bi, true)
+	if want.Version != "(devel)" || !strings.HasPrefix(plain, "ccload (devel)\n") {
+		t.Errorf("unstamped build of a checkout: want version (devel), got\n%s", plain)
+	}
+	for _, line := range strings.Split(want.String(), "\n")[:3] {
+		if !strings.Contains(plain, line) {
+			t.Errorf("unstamped build: want %q (from the binary's build info) in\n%s", line, plain)
+		}
 	}
 }

@@ -263,17 +263,6 @@ func (d *decoder) seq(n *yaml.Node, path string, fn func(i int, item *yaml.Node,
 	return true
 }
 
-// strings reads a list of strings; bad items are reported and skipped.
-func (d *decoder) strList(n *yaml.Node, path string) []string {
-	var out []string
-	d.seq(n, path, func(_ int, item *yaml.Node, ip string) {
-		if s, ok := d.str(item, ip); ok {
-			out = append(out, s)
-		}
-	})
-	return out
-}
-
 // seqLen is the number of items when n is a list, else 0.
 func (d *decoder) seqLen(n *yaml.Node) int {
 	if n = d.resolve(n); n != nil && n.Kind == yaml.SequenceNode {

@@ -8,7 +8,7 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// ServerLimits bound what one client connection may hold (issue 16): a
+// ServerLimits bound what one client connection may hold: a
 // client that sends half a header, trickles a body or stops reading a
 // stream is cut after the matching timeout, and no address may hold more
 // than its share of connections. A zero duration turns that timeout off.
@@ -25,8 +25,8 @@ type ServerLimits struct {
 	// MaxConns is the most connections served at once.
 	MaxConns int
 	// MaxConnsPerIP is the most connections from one peer address; 0 = no
-	// limit (set it to 0 behind a proxy that funnels every client into one
-	// address).
+	// limit. A peer in TrustedProxies is not counted (engine/peercap.go):
+	// a load balancer funnels every client into its one address.
 	MaxConnsPerIP int
 }
 

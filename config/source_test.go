@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"github.com/ccload/ccload/ccloadtest/wait"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -32,20 +33,6 @@ func writeFile(t *testing.T, path, data string) {
 	t.Helper()
 	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
 		t.Fatal(err)
-	}
-}
-
-// eventually polls cond until it holds or a generous deadline passes: file
-// events take an unknown time to arrive, so tests wait for the effect
-// instead of sleeping a fixed time.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
 	}
 }
 
@@ -125,7 +112,7 @@ func TestSourceReloadOnWrite(t *testing.T) {
 
 	first := s.Current()
 	writeFile(t, path, cfg("m2"))
-	eventually(t, "reload after write", serves(s, "m2"))
+	wait.Eventually(t, 10*time.Second, "reload after write", serves(s, "m2"))
 	if len(first.Routes("m1")) != 1 {
 		t.Error("the old snapshot must stay as it was for requests holding it")
 	}
@@ -155,7 +142,7 @@ func TestSourceReloadOnRenameOver(t *testing.T) {
 		if err := os.Rename(tmp, path); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, "reload after rename "+model, serves(s, model))
+		wait.Eventually(t, 10*time.Second, "reload after rename "+model, serves(s, model))
 		if got := s.Status().Reloads; got != i+1 {
 			t.Errorf("reloads = %d, want %d", got, i+1)
 		}
@@ -166,7 +153,7 @@ func TestSourceReloadOnRenameOver(t *testing.T) {
 		t.Fatal(err)
 	}
 	writeFile(t, path, cfg("m4"))
-	eventually(t, "reload after re-create", serves(s, "m4"))
+	wait.Eventually(t, 10*time.Second, "reload after re-create", serves(s, "m4"))
 }
 
 // TestSourceReloadOnSymlinkSwap lays the file out as a Kubernetes ConfigMap
@@ -195,13 +182,13 @@ func TestSourceReloadOnSymlinkSwap(t *testing.T) {
 	}
 	swap("..v2", "m2")
 	must(t, os.RemoveAll(filepath.Join(dir, "..v1")))
-	eventually(t, "reload after the first swap", serves(s, "m2"))
+	wait.Eventually(t, 10*time.Second, "reload after the first swap", serves(s, "m2"))
 	swap("..v3", "m3") // the watch follows the link to its new target
-	eventually(t, "reload after the second swap", serves(s, "m3"))
+	wait.Eventually(t, 10*time.Second, "reload after the second swap", serves(s, "m3"))
 
 	// Writing the target in place counts too.
 	writeFile(t, filepath.Join(dir, "..v3", "ccload.yaml"), cfg("m4"))
-	eventually(t, "reload after writing the link target", serves(s, "m4"))
+	wait.Eventually(t, 10*time.Second, "reload after writing the link target", serves(s, "m4"))
 }
 
 func TestSourceInvalidReloadKeepsOld(t *testing.T) {
@@ -212,7 +199,7 @@ func TestSourceInvalidReloadKeepsOld(t *testing.T) {
 	good := s.Current()
 
 	writeFile(t, path, badCfg)
-	eventually(t, "a failed reload", func() bool { return s.Status().Failures > 0 })
+	wait.Eventually(t, 10*time.Second, "a failed reload", func() bool { return s.Status().Failures > 0 })
 	if s.Current() != good {
 		t.Error("a failed reload must keep the old snapshot")
 	}
@@ -224,10 +211,10 @@ func TestSourceInvalidReloadKeepsOld(t *testing.T) {
 	if st.Reloads != 0 || st.SHA256 != good.SHA256 {
 		t.Errorf("status = %+v", st)
 	}
-	eventually(t, "the failure logged", func() bool { return strings.Contains(logs.String(), "ccload.yaml:7:15: ") })
+	wait.Eventually(t, 10*time.Second, "the failure logged", func() bool { return strings.Contains(logs.String(), "ccload.yaml:7:15: ") })
 
 	writeFile(t, path, cfg("m2"))
-	eventually(t, "recovery", serves(s, "m2"))
+	wait.Eventually(t, 10*time.Second, "recovery", serves(s, "m2"))
 	if st := s.Status(); st.Error != "" || st.Reloads != 1 {
 		t.Errorf("after recovery: %+v", st)
 	}
@@ -287,7 +274,7 @@ func TestSourceReloadsChangedSecretFile(t *testing.T) {
 	// And the watcher sees the secret's own directory.
 	watch(t, s)
 	writeFile(t, filepath.Join(dir, "key"), "sk-newer-key-0003\n")
-	eventually(t, "reload after the secret changed", func() bool {
+	wait.Eventually(t, 10*time.Second, "reload after the secret changed", func() bool {
 		return s.Current().Channels[0].Keys[0].Reveal() == "sk-newer-key-0003"
 	})
 }
@@ -303,7 +290,7 @@ func TestSourceDebounce(t *testing.T) {
 	for i := 1; i <= 10; i++ {
 		writeFile(t, path, cfg("burst"+strings.Repeat("x", i)))
 	}
-	eventually(t, "the last write loaded", serves(s, "burst"+strings.Repeat("x", 10)))
+	wait.Eventually(t, 10*time.Second, "the last write loaded", serves(s, "burst"+strings.Repeat("x", 10)))
 	if n := s.Status().Reloads; n > 2 { // 1 unless the machine stalls mid-burst
 		t.Errorf("%d reloads for one burst", n)
 	}
@@ -317,7 +304,7 @@ func TestSourceIgnoresOtherFiles(t *testing.T) {
 	watch(t, s)
 	writeFile(t, filepath.Join(dir, "other.yaml"), "junk")
 	writeFile(t, path, cfg("m2")) // a marker: once it is in, the junk event has been seen
-	eventually(t, "reload", serves(s, "m2"))
+	wait.Eventually(t, 10*time.Second, "reload", serves(s, "m2"))
 	if st := s.Status(); st.Failures != 0 || st.Reloads != 1 {
 		t.Errorf("status = %+v", st)
 	}

@@ -159,7 +159,7 @@ func spliceToken(data []byte, root, seq *yaml.Node, at int, t NewToken) ([]byte,
 			c := seq.Column - 1
 			rest := strings.TrimRight(string(line[c+len(seq.Value):]), "\r\n")
 			if strings.TrimSpace(rest) != "" && !strings.HasPrefix(strings.TrimSpace(rest), "#") {
-				return nil, errors.New("unexpected text after tokens:")
+				return nil, errors.New("unexpected text after the tokens key")
 			}
 			// Clone: line shares its bytes with data.
 			lines[i] = append(bytes.Clone(bytes.TrimRight(line[:c], " ")), rest+eol...)

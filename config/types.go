@@ -59,7 +59,11 @@ func (s *Snapshot) TokenBySHA256(sum string) *Token { return s.byTokenSH[sum] }
 type Server struct {
 	Listen        string // host:port
 	AdminPassword Secret
-	MaxBodyBytes  Size
+	// MetricsToken, when set, is a Bearer token that may read /metrics
+	// and the details of /health, and nothing else (a Prometheus scrape
+	// needs no admin password).
+	MetricsToken Secret
+	MaxBodyBytes Size
 	// Pprof serves the Go runtime profiles under /admin/debug/pprof/
 	// (admin password required). Off by default.
 	Pprof bool
@@ -70,7 +74,7 @@ type Server struct {
 	// TrustedProxies are the peers whose X-Forwarded-For and
 	// X-Forwarded-Proto are believed (client IP, Secure cookie).
 	TrustedProxies []netip.Prefix
-	// DebugMaxBytes cuts each body a debug capture keeps (issue 13: the
+	// DebugMaxBytes cuts each body a debug capture keeps (the
 	// upstream request and response of a channel or token with debug: true).
 	DebugMaxBytes Size
 	// SecretKey encrypts the credentials of signed-in accounts in the
@@ -170,12 +174,12 @@ type Channel struct {
 	WebSearch bool
 	// WebSockets makes a WebSocket turn try this channel's Responses URLs
 	// over a native upstream WebSocket (http->ws, https->wss) before the
-	// HTTP/SSE path (issue 15).
+	// HTTP/SSE path.
 	WebSockets bool
 	// Affinity: false opts this channel out of session affinity.
 	Affinity bool
 	// Debug captures the upstream requests and responses of every request
-	// this channel serves, stored with the log row (issue 13).
+	// this channel serves, stored with the log row.
 	Debug bool
 
 	// OAuth names the subscription provider whose signed-in accounts are
@@ -247,7 +251,7 @@ type Token struct {
 	RPMLimit       int
 	Expires        time.Time // zero = never
 	// Debug captures the upstream traffic of every request of this token,
-	// stored with the log row (issue 13).
+	// stored with the log row.
 	Debug bool
 }
 

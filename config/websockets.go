@@ -7,7 +7,7 @@ import (
 )
 
 // WebSockets is `server.websockets:`, the bounds of the Responses
-// WebSocket transport (issue 15). ccload keeps the transcript behind each
+// WebSocket transport. ccload keeps the transcript behind each
 // response id it produced so a later turn's previous_response_id can be
 // served by any candidate, grouped in sessions: one per Session-Id (or
 // Thread-Id) header per client token, shared by that token's sockets so a

@@ -10,7 +10,7 @@ import (
 	"github.com/ccload/ccload/engine/affinity"
 )
 
-// Session affinity (issue 17, engine/affinity): a session's request goes
+// Session affinity (engine/affinity): a session's request goes
 // to the channel, key and URL that served its last success while that
 // route is open (not cooling, not paused, under its limits when its turn
 // comes) and of the best effective priority on offer. Otherwise the request

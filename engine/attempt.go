@@ -15,6 +15,7 @@ import (
 	"github.com/ccload/ccload/engine/failure"
 	"github.com/ccload/ccload/protocol"
 	"github.com/ccload/ccload/protocol/convert"
+	"github.com/ccload/ccload/protocol/signature"
 )
 
 // attemptResult is how one upstream attempt ended.
@@ -179,6 +180,9 @@ func (e *Engine) attemptOrder(r *request, c candidate) (keys, urls []int) {
 //go:noinline
 func (e *Engine) failed(r *request, rt config.Route, ki, ui int, o failure.Outcome) {
 	e.reg.health.get(rt.Channel.Name).add(e.clock.Now(), true)
+	if o.RetryAfter > 0 && (r.retryAfter == 0 || o.RetryAfter < r.retryAfter) {
+		r.retryAfter = o.RetryAfter
+	}
 	e.strike(r, rt, ki, ui, o)
 }
 
@@ -239,7 +243,11 @@ func (e *Engine) giveUp(ctx *fasthttp.RequestCtx, r *request, last *attemptResul
 		}
 	}
 	msg := fmt.Sprintf("no upstream could serve model %q after %d attempt(s); last failure: %s", r.model, r.attempts, last.outcome.Message)
-	e.reject(ctx, r, &clientError{Status: status, Msg: msg})
+	ce := &clientError{Status: status, Msg: msg}
+	if status == 429 || status == 503 || status == 529 {
+		ce.RetryAfter = r.retryAfter // the soonest wait an upstream gave
+	}
+	e.reject(ctx, r, ce)
 }
 
 // attempt sends the request to one channel, key and URL. It returns done
@@ -306,7 +314,10 @@ func (e *Engine) attemptAs(ctx *fasthttp.RequestCtx, r *request, rt config.Route
 //
 //go:noinline
 func (e *Engine) bodyFor(ctx *fasthttp.RequestCtx, r *request, rt config.Route, up protocol.Family, at *attemptLog) ([]byte, bool) {
-	body, notes, err := r.upstreamBody(up, rt.Upstream, convert.RequestOptions{HostedSearch: rt.Channel.WebSearch, Checked: r.bodyChecked})
+	body, notes, err := r.upstreamBody(up, rt.Upstream, convert.RequestOptions{
+		HostedSearch: rt.Channel.WebSearch, Checked: r.bodyChecked,
+		Origin: signature.NewOrigin(up, rt.Channel.Name), DropSignatures: r.dropSignatures,
+	})
 	if r.socket {
 		notes = append(notes, "transport: websocket")
 	}
@@ -375,6 +386,9 @@ func (e *Engine) unanswered(ctx *fasthttp.RequestCtx, r *request, c *upstreamCal
 	miss := r.probeMissed(c.family, s, c.rq.url, c.route.Upstream)
 	c.at.end(e.clock.Now(), s.status, s.outcome)
 	if s.outcome.ClientFault {
+		if res, ok := e.retryWithoutSignatures(ctx, r, c, s); ok {
+			return res
+		}
 		e.relayError(ctx, r, c.family, s.status, s.body)
 		return attemptResult{done: true}
 	}
@@ -423,7 +437,7 @@ func (e *Engine) finishJSON(ctx *fasthttp.RequestCtx, r *request, c *upstreamCal
 //
 //go:noinline
 func convertAnswer(r *request, c *upstreamCall, b []byte, now time.Time) ([]byte, *attemptResult) {
-	out, err := convert.ResponseFor(c.family, r.ep.family, b, r.model, r.body)
+	out, err := convert.ResponseWith(c.family, r.ep.family, b, r.model, convert.ResponseOptions{Request: r.body, Origin: originOf(c)})
 	if err != nil {
 		o := failure.Outcome{Kind: failure.KindServer, Scope: failure.ScopeModel, Retry: true, Message: "upstream answer could not be converted: " + err.Error()}
 		c.at.end(now, c.resp.StatusCode, o)
@@ -490,6 +504,9 @@ func (r *request) upstreamBody(up protocol.Family, model string, opt convert.Req
 		return convert.RequestWith(r.ep.family, up, r.body, model, r.stream, opt)
 	}
 	body, err := r.nativeBody(up, model)
+	if err == nil && r.ep.pass == nil {
+		body, err = nativeSignatures(up, body, model, opt)
+	}
 	return body, nil, err
 }
 
@@ -575,7 +592,7 @@ func copyResponseHeaders(ctx *fasthttp.RequestCtx, h interface{ Get(string) stri
 	if hh, ok := h.(*h1Header); ok {
 		// One walk of the upstream's few headers rather than a lookup per
 		// kept name, each of which walks them for a name that is mostly
-		// absent (perf, issue 12). The first of repeated names wins, as
+		// absent (perf). The first of repeated names wins, as
 		// with Get.
 		var seen [len(keepResponseHeaders)]bool
 		seen[0] = contentType != "" // keepResponseHeaders[0] is Content-Type

@@ -9,7 +9,7 @@ import (
 // appendAttemptsJSON encodes the attempts column: the same JSON
 // encoding/json gives the attemptLog fields (names, order, omitempty),
 // written straight into one buffer. json.Marshal reflected over every
-// field of every attempt on each request (perf, issue 12).
+// field of every attempt on each request (perf).
 func appendAttemptsJSON(b []byte, attempts []*attemptLog) []byte {
 	b = append(b, '[')
 	for i, a := range attempts {

@@ -16,8 +16,8 @@ import (
 // the two (headerBy, headerCause) and arms them when a read of the body
 // has to wait for the socket (h1Body.arm). A small non-stream answer,
 // read from the connection's buffer with its headers, never arms them: two
-// runtime timers set and stopped and six closures less per request (perf,
-// issue 12).
+// runtime timers set and stopped and six closures less per request
+// (perf).
 type attemptTimers struct {
 	e      *Engine
 	cancel context.CancelCauseFunc

@@ -59,14 +59,13 @@ func authenticate(snap *config.Snapshot, raw []byte) *config.Token {
 // tokenCache remembers, for one config snapshot, the credentials that
 // authenticated, so a request is hashed once rather than at header time
 // (headerReceived) and again in its handler, and a keep-alive client's
-// later requests not at all (perf, issue 12). Only credentials that
+// later requests not at all (perf). Only credentials that
 // matched a token are kept: at most one per configured token, so wrong
 // guesses cannot grow it. It lives in memory only, like the request that
 // carried the credential, and Go's maps hash keys with a per-process random
 // seed, so the time a lookup takes says nothing about how close a guess was.
 type tokenCache struct {
-	snap *config.Snapshot
-	mu   sync.Mutex
+	mu sync.Mutex
 	// known is replaced, never changed, so lookups read it without a lock.
 	known atomic.Pointer[map[string]*config.Token]
 }
@@ -76,11 +75,7 @@ func (e *Engine) authenticate(snap *config.Snapshot, raw []byte) *config.Token {
 	if len(raw) == 0 {
 		return nil
 	}
-	c := e.tokens.Load()
-	if c == nil || c.snap != snap {
-		c = &tokenCache{snap: snap}
-		e.tokens.Store(c) // a request on an older snapshot may swap back; it only costs a hash
-	}
+	c := &e.view(snap).tokens
 	if m := c.known.Load(); m != nil {
 		if t, ok := (*m)[string(raw)]; ok { // no copy: a map index by string(bytes)
 			return t

@@ -38,7 +38,7 @@ func TestAuthenticateCache(t *testing.T) {
 			t.Fatalf("no credential = %v, want none", tok)
 		}
 	}
-	if n := len(*e.tokens.Load().known.Load()); n != 2 {
+	if n := len(*e.views.Load().tokens.known.Load()); n != 2 {
 		t.Errorf("cache holds %d credentials, want the 2 that matched", n)
 	}
 	if tok := e.authenticate(after, []byte("sk-two")); tok != nil {

@@ -10,7 +10,7 @@ import (
 // the load benchmark's agent scenario that copy was 95.6% of the bytes the
 // gateway allocated: the collector ran several times a second for it, its
 // mark workers took 8.6% of the CPU and the scavenger's madvise another
-// 1.9%, and each fresh copy faulted its pages in again (perf, issue 12).
+// 1.9%, and each fresh copy faulted its pages in again (perf).
 // Bodies of pooledBodyMin bytes and more are therefore copied into
 // buffers from size-class pools and given back when the request is done
 // with them (request.dropBody).

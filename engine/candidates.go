@@ -11,7 +11,7 @@ import (
 	"github.com/ccload/ccload/internal/clock"
 )
 
-// Routing under failure storms (issue 11). Cooldowns order and thin out the
+// Routing under failure storms. Cooldowns order and thin out the
 // candidates; they do not turn a recoverable request into an error. For one
 // request, each route (channel × model) is visited at most once, within
 // routing.max_attempts, in two passes:
@@ -88,7 +88,11 @@ func (p *routePlan) unavailable(model string, now time.Time) *clientError {
 	if len(p.why) > 0 {
 		msg += " (" + strings.Join(p.why, "; ") + ")"
 	}
-	return &clientError{Status: 503, Msg: msg}
+	ce := &clientError{Status: 503, Msg: msg}
+	if !p.soonest.IsZero() {
+		ce.RetryAfter = p.soonest.Sub(now)
+	}
+	return ce
 }
 
 // plan puts a request's routes (already in priority/WRR order) into the

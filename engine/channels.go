@@ -18,7 +18,7 @@ type ChannelState struct {
 	URLs      []URLState       `json:"urls"`
 	Cooldowns []cooldown.Entry `json:"cooldowns"`
 	LastCheck *ProbeResult     `json:"last_check,omitempty"` // latest scheduled check
-	// Unpriced lists the enabled models no price layer prices (issue 19).
+	// Unpriced lists the enabled models no price layer prices.
 	Unpriced []string `json:"unpriced,omitempty"`
 }
 
@@ -76,19 +76,22 @@ func (e *Engine) TokenLoad(name string) (inFlight int64, rpm int) {
 // it as such.
 func (e *Engine) SetPaused(channel string, paused bool) {
 	if paused {
-		e.reg.paused.Store(channel, time.Now())
+		e.reg.paused.store(channel, time.Now())
 	} else {
-		e.reg.paused.Delete(channel)
+		e.reg.paused.delete(channel)
 	}
 }
 
 // Paused reports whether a channel is paused at runtime.
 func (e *Engine) Paused(channel string) bool {
-	_, ok := e.reg.paused.Load(channel)
+	_, ok := e.reg.paused.load(channel)
 	return ok
 }
 
 // Sweep drops the runtime state and cooldowns whose channel, key, URL,
 // model or token is gone from snap (registry.sweep; call it after a
 // reload); state of unchanged entities stays.
-func (e *Engine) Sweep(snap *config.Snapshot) { e.reg.sweep(snap) }
+func (e *Engine) Sweep(snap *config.Snapshot) {
+	e.reg.sweep(snap)
+	e.view(snap) // built now rather than by the first request on snap
+}

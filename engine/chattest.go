@@ -16,7 +16,7 @@ import (
 	"github.com/ccload/ccload/protocol"
 )
 
-// ChatTest is a real chat request for one channel (issue 13): the
+// ChatTest is a real chat request for one channel: the
 // dashboard's channel test and `ccload check --chat` send it to see a model
 // answer, not just a status.
 type ChatTest struct {

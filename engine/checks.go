@@ -64,7 +64,7 @@ func (e *Engine) checkChannel(ctx context.Context, snap *config.Snapshot, ch *co
 	if model.Name == "" || len(ch.Keys) == 0 {
 		return
 	}
-	key := int(e.reg.keyCursor(ch.Name+"\x00check") % uint64(len(ch.Keys)))
+	key := int(e.reg.keyCursor(ch.Name, true) % uint64(len(ch.Keys)))
 	for ui := range ch.URLs {
 		pctx, cancel := context.WithTimeout(ctx, max(snap.Routing.Timeouts.NonStream.D(), 30*time.Second))
 		res := e.Check(pctx, snap, Probe{Channel: ch, Model: model, URL: ui, Key: key})

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ccload/ccload/ccloadtest/mockupstream"
+	"github.com/ccload/ccload/ccloadtest/wait"
 	"github.com/ccload/ccload/engine/cooldown"
 	"github.com/ccload/ccload/engine/failure"
 )
@@ -69,7 +70,7 @@ func TestScheduledCheckCoolsAndClears(t *testing.T) {
 				}
 				return out
 			}
-			waitUntil(t, 5*time.Second, "the failing check cools "+string(c.scope), func() bool { return len(cooling()) > 0 })
+			wait.Eventually(t, 5*time.Second, "the failing check cools "+string(c.scope), func() bool { return len(cooling()) > 0 })
 			e := cooling()[0]
 			if e.Kind != c.kind || !strings.HasPrefix(e.Reason, "scheduled check:") {
 				t.Errorf("entry %+v, want kind %s and a scheduled-check reason", e, c.kind)
@@ -92,7 +93,7 @@ func TestScheduledCheckCoolsAndClears(t *testing.T) {
 			}
 
 			failing.Store(false)
-			waitUntil(t, 5*time.Second, "a passing check clears every cooldown of a", func() bool {
+			wait.Eventually(t, 5*time.Second, "a passing check clears every cooldown of a", func() bool {
 				for _, e := range g.Engine.Cooldowns().List() {
 					if e.Key.Channel == "a" {
 						return false
@@ -109,17 +110,5 @@ func TestScheduledCheckCoolsAndClears(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-// waitUntil polls cond until it holds, failing the test at the deadline.
-func waitUntil(t *testing.T, limit time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(limit)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("after %s: not yet: %s", limit, what)
-		}
-		time.Sleep(10 * time.Millisecond)
 	}
 }

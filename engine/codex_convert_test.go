@@ -37,7 +37,7 @@ const codexTurn1 = `{"model":"gpt-6.2-sol","instructions":"You are Codex.","inpu
 // upstream is offered the exec tool as the function functions__exec, its
 // call comes back to Codex as a custom_tool_call named exec in namespace
 // functions, and the second turn's custom_tool_call_output reaches the
-// upstream as a tool result (issue 18).
+// upstream as a tool result.
 func TestCodexCodeModeThroughEveryFamily(t *testing.T) {
 	for _, fam := range []string{"anthropic", "openai", "gemini"} {
 		t.Run(fam, func(t *testing.T) {
@@ -52,15 +52,15 @@ func TestCodexCodeModeThroughEveryFamily(t *testing.T) {
 
 			resp, body := post(t, g.URL+"/v1/responses", codexTurn1, hdr)
 			if resp.StatusCode != 200 {
-				t.Fatalf("turn 1: status %d\n%s", resp.StatusCode, body)
+				t.Fatalf("first turn: status %d\n%s", resp.StatusCode, body)
 			}
 			done := lastEventData(t, body, "response.output_item.done")
 			if done.Get("item.type").Str != "custom_tool_call" || done.Get("item.name").Str != "exec" ||
 				done.Get("item.namespace").Str != "functions" || done.Get("item.input").Str != "text(1+1)" {
-				t.Fatalf("turn 1: want a custom_tool_call exec in functions, got %s\n%s", done.Raw, body)
+				t.Fatalf("first turn: want a custom_tool_call exec in functions, got %s\n%s", done.Raw, body)
 			}
 			if in := lastEventData(t, body, "response.custom_tool_call_input.done"); in.Get("input").Str != "text(1+1)" {
-				t.Fatalf("turn 1: input done %s", in.Raw)
+				t.Fatalf("first turn: input done %s", in.Raw)
 			}
 			up := string(m.Requests()[0].Body)
 			if !strings.Contains(up, `"functions__exec"`) || strings.Contains(up, "namespace") {
@@ -73,10 +73,10 @@ func TestCodexCodeModeThroughEveryFamily(t *testing.T) {
 {"type":"custom_tool_call_output","call_id":"`+id+`","output":[{"type":"input_text","text":"RESULT-2"}]}]`, 1)
 			resp, body = post(t, g.URL+"/v1/responses", turn2, hdr)
 			if resp.StatusCode != 200 || !strings.Contains(body, "It is 2.") || !strings.Contains(body, "response.completed") {
-				t.Fatalf("turn 2: status %d\n%s", resp.StatusCode, body)
+				t.Fatalf("second turn: status %d\n%s", resp.StatusCode, body)
 			}
 			if up := string(m.Requests()[1].Body); !strings.Contains(up, `"functions__exec"`) {
-				t.Fatalf("turn 2 upstream request has no call to functions__exec:\n%s", up)
+				t.Fatalf("second turn upstream request has no call to functions__exec:\n%s", up)
 			}
 
 			rows := g.waitLogs(t, 2)

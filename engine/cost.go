@@ -18,28 +18,32 @@ type CostStore interface {
 
 // Prices returns the price table requests on snap are priced with: the
 // embedded table, the price catalog's current copy on top, and the file's
-// `pricing:` entries on top of both. It is built once per snapshot and
-// catalog copy.
+// `pricing:` entries on top of both. It is built with the snapshot's view
+// and again when the catalog's copy changes.
 func (e *Engine) Prices(snap *config.Snapshot) *pricing.Table {
-	var cat *pricing.Table
-	if e.catalog != nil {
-		cat = e.catalog.Prices()
+	return e.view(snap).priceTable(e.catalogPrices())
+}
+
+// catalogPrices is the price catalog's current copy, or nil.
+func (e *Engine) catalogPrices() *pricing.Table {
+	if e.catalog == nil {
+		return nil
 	}
-	if b := e.prices.Load(); b != nil && b.snap == snap && b.cat == cat {
+	return e.catalog.Prices()
+}
+
+// priceTable is the view's table over the catalog copy cat.
+func (v *snapView) priceTable(cat *pricing.Table) *pricing.Table {
+	if b := v.prices.Load(); b != nil && b.cat == cat {
 		return b.table // every request asks: no lock on the common path
 	}
-	over := make(map[string]pricing.Price, len(snap.Pricing))
-	for name, p := range snap.Pricing {
-		over[name] = pricing.Price{Input: p.Input, Output: p.Output, CacheRead: p.CacheRead, CacheWrite: p.CacheWrite}
-	}
-	b := &priceBuild{snap: snap, cat: cat, table: pricing.Default().WithCatalog(cat).With(over)}
-	e.prices.Store(b) // two builders racing both build the same table; either may stay
+	b := &priceBuild{cat: cat, table: pricing.Default().WithCatalog(cat).With(v.over)}
+	v.prices.Store(b) // two builders racing both build the same table; either may stay
 	return b.table
 }
 
-// priceBuild is the price table built for one snapshot and catalog copy.
+// priceBuild is the price table built over one catalog copy.
 type priceBuild struct {
-	snap  *config.Snapshot
 	cat   *pricing.Table
 	table *pricing.Table
 }
@@ -68,7 +72,7 @@ func (e *Engine) cost(snap *config.Snapshot, channel, upstreamModel, clientModel
 		c = table.Cost(clientModel, pu, mult)
 	}
 	if !c.Known {
-		if _, seen := e.reg.unpriced.LoadOrStore(upstreamModel, true); !seen {
+		if _, seen := e.reg.unpriced.loadOrStore(upstreamModel, true); !seen {
 			e.log.Warn("no price for model; its requests are logged as unpriced with cost 0 (add it under pricing: in the config)", "model", upstreamModel)
 		}
 		return 0, true

@@ -14,7 +14,7 @@ import (
 	"github.com/ccload/ccload/engine/failure"
 )
 
-// Debug capture (issue 13). A request whose token or channel says
+// Debug capture. A request whose token or channel says
 // `debug: true` keeps, for every upstream attempt that reached the point of
 // sending, what was sent (method, URL, headers, body) and what came back
 // (status, headers, body), each body cut at server.debug_max_bytes. The

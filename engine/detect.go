@@ -15,7 +15,7 @@ import (
 	"github.com/ccload/ccload/protocol/jsonwalk"
 )
 
-// Protocol detection for URLs that declare no `protocols` (issue 13 item 2).
+// Protocol detection for URLs that declare no `protocols`.
 //
 // A request for such a URL speaks the client's family first. When the
 // upstream answers that this endpoint does not exist here (pathMiss), the
@@ -117,30 +117,13 @@ func (f *detectFlight) land() { f.once.Do(func() { close(f.done) }) }
 // detector holds the detection results of one config snapshot, so a reload
 // that changes the file starts afresh.
 type detector struct {
-	snap    *config.Snapshot
 	mu      sync.Mutex
 	known   map[detectKey]detectEntry
 	flights map[detectKey]*detectFlight
 }
 
-func newDetector(snap *config.Snapshot) *detector {
-	return &detector{snap: snap, known: map[detectKey]detectEntry{}, flights: map[detectKey]*detectFlight{}}
-}
-
-// detectorFor is the detector of snap. A request still running on a
-// replaced snapshot gets a private one: what it learns is about a config no
-// longer in force.
-func (e *Engine) detectorFor(snap *config.Snapshot) *detector {
-	for {
-		d := e.detect.Load()
-		if d != nil && d.snap == snap {
-			return d
-		}
-		if e.cfg == nil || e.cfg.Current() != snap {
-			return newDetector(snap)
-		}
-		e.detect.CompareAndSwap(d, newDetector(snap))
-	}
+func newDetector() *detector {
+	return &detector{known: map[detectKey]detectEntry{}, flights: map[detectKey]*detectFlight{}}
 }
 
 // claim returns what is known of k. When nothing is (or an all-miss verdict
@@ -190,7 +173,7 @@ type probeRun struct {
 // that probes.
 func (e *Engine) detectAttempt(ctx *fasthttp.RequestCtx, r *request, rt config.Route, ki, ui int) attemptResult {
 	ch := rt.Channel
-	d := e.detectorFor(r.snap)
+	d := e.view(r.snap).detect
 	k := detectKey{channel: ch.Name, url: ch.URLs[ui].URL, client: r.ep.family}
 	for {
 		ent, fl, lead := d.claim(k, e.clock.Now())
@@ -280,10 +263,10 @@ type Detection struct {
 // Detected lists what detection learned about one URL of a channel under
 // the config in force, by client family.
 func (e *Engine) Detected(channel, rawURL string) []Detection {
-	d := e.detect.Load()
-	if d == nil || e.cfg == nil || d.snap != e.cfg.Current() {
+	if e.cfg == nil {
 		return nil
 	}
+	d := e.view(e.cfg.Current()).detect
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	var out []Detection

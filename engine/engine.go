@@ -21,7 +21,6 @@ import (
 	"github.com/ccload/ccload/engine/responsesws"
 	"github.com/ccload/ccload/internal/clock"
 	"github.com/ccload/ccload/pricing"
-	"github.com/ccload/ccload/protocol"
 	"github.com/ccload/ccload/store"
 )
 
@@ -81,7 +80,10 @@ type Engine struct {
 	bus    *Bus
 	active *active
 
-	prices    atomic.Pointer[priceBuild]
+	// observer says whether a request may see /health's details; set
+	// once before serving (SetObserver).
+	observer func(*fasthttp.RequestCtx) bool
+
 	catalog   PriceCatalog
 	upstream  *upstreams
 	shared    Publisher // storage.shared: where pins are published (shared.go); nil = not shared
@@ -89,12 +91,10 @@ type Engine struct {
 	retention interface{ Stats() store.RetentionStats }
 
 	ws wsState // the Responses WebSocket transport (websocket.go)
-	// detect: what protocol detection learned under the snapshot in force
-	// (detect.go).
-	detect atomic.Pointer[detector]
+	// views: what the engine derived from the snapshot in force
+	// (snapview.go).
+	views atomic.Pointer[snapView]
 
-	redact       atomic.Pointer[snapRedactor]
-	tokens       atomic.Pointer[tokenCache] // credentials that authenticated (auth.go)
 	inflight     atomic.Int64
 	unauthorized atomic.Int64
 	noLogs       atomic.Int64
@@ -152,7 +152,7 @@ func (e *Engine) Cooldowns() *cooldown.Registry { return e.reg.cooldowns }
 func (e *Engine) Handler(extra fasthttp.RequestHandler) fasthttp.RequestHandler {
 	return func(ctx *fasthttp.RequestCtx) {
 		if badPath(ctx.URI().PathOriginal()) {
-			writeError(ctx, protocol.OpenAI, &clientError{Status: 400, Msg: "request path has dot segments"})
+			writeError(ctx, pathFamily(ctx.URI().PathOriginal()), &clientError{Status: 400, Msg: "request path has dot segments"})
 			return
 		}
 		if e.route(ctx) {
@@ -162,6 +162,13 @@ func (e *Engine) Handler(extra fasthttp.RequestHandler) fasthttp.RequestHandler 
 			extra(ctx)
 			return
 		}
-		ctx.Error(`{"error":{"message":"not found"}}`, fasthttp.StatusNotFound)
+		NotFound(ctx)
 	}
+}
+
+// NotFound answers a path no surface serves with a 404 in the error shape
+// of the family the path aims at (pathFamily), so that a client's SDK can
+// read it.
+func NotFound(ctx *fasthttp.RequestCtx) {
+	writeError(ctx, pathFamily(ctx.URI().PathOriginal()), &clientError{Status: fasthttp.StatusNotFound, Msg: "no endpoint " + string(ctx.Method()) + " " + string(ctx.Path())})
 }

@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/valyala/fasthttp"
+
 	"github.com/ccload/ccload/ccloadtest/mockupstream"
 )
 
@@ -195,6 +197,7 @@ func TestStreamIsNotBuffered(t *testing.T) {
 // force and /health shows where the file is wrong.
 func TestInvalidReloadKeepsServing(t *testing.T) {
 	g, _ := startNative(t)
+	g.Engine.SetObserver(func(*fasthttp.RequestCtx) bool { return true }) // the error text is a detail
 	before := g.Src.Current()
 	if err := os.WriteFile(g.File, []byte("version: 1\nchannels:\n  - name: x\n    prority: 3\n"), 0o600); err != nil {
 		t.Fatal(err)

@@ -37,8 +37,13 @@ func hangUpCase(t *testing.T, opts engine.Options, head string, stream bool, lea
 func hangUp(t *testing.T, opts engine.Options, head string, stream bool, leave func(br *bufio.Reader)) store.LogRow {
 	t.Helper()
 	rest, closed, armRelease := closedByGateway(t)
+	reached := make(chan struct{}, 1)
 	up := rawUpstream(t, func(c net.Conn) {
 		if answering(c, head) {
+			select {
+			case reached <- struct{}{}:
+			default:
+			}
 			rest(c)
 		}
 	})
@@ -52,6 +57,12 @@ func hangUp(t *testing.T, opts engine.Options, head string, stream bool, leave f
 	}
 	body := fmt.Sprintf(`{"model":"m1","max_tokens":8,"stream":%t,"messages":[{"role":"user","content":"hi"}]}`, stream)
 	fmt.Fprintf(c, "POST /v1/messages HTTP/1.1\r\nHost: ccload\r\nx-api-key: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", testToken, len(body), body)
+	// The gateway is waiting upstream once the upstream has the request.
+	select {
+	case <-reached:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the request did not reach the upstream")
+	}
 	leave(bufio.NewReader(c))
 	c.Close()
 
@@ -90,13 +101,13 @@ func TestHangUpAfterTheLastEventIsNotAnAbandon(t *testing.T) {
 	}
 }
 
-// waitABit is a client that leaves while the gateway waits upstream.
-func waitABit(*bufio.Reader) { time.Sleep(300 * time.Millisecond) }
+// leaveNow is a client that leaves as soon as the gateway waits upstream.
+func leaveNow(*bufio.Reader) {}
 
 // TestHangUpBeforeContentCancelsUpstream: the client leaves while the
 // gateway waits for the stream's first content (nothing was sent to it).
 func TestHangUpBeforeContentCancelsUpstream(t *testing.T) {
-	hangUpCase(t, engine.Options{}, sseHeaders+chunk(sseHead), true, waitABit)
+	hangUpCase(t, engine.Options{}, sseHeaders+chunk(sseHead), true, leaveNow)
 }
 
 // TestHangUpDuringSilentStreamCancelsUpstream: the client leaves a
@@ -118,7 +129,7 @@ func TestHangUpDuringSilentStreamCancelsUpstream(t *testing.T) {
 // TestHangUpWhileANonStreamBodyStallsCancelsUpstream: the client of a
 // non-stream request leaves while the upstream's answer stops halfway.
 func TestHangUpWhileANonStreamBodyStallsCancelsUpstream(t *testing.T) {
-	hangUpCase(t, engine.Options{}, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 200\r\n\r\n{\"id\":\"msg_1\",", false, waitABit)
+	hangUpCase(t, engine.Options{}, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 200\r\n\r\n{\"id\":\"msg_1\",", false, leaveNow)
 }
 
 // TestHangUpBeforeHeadersCancelsUpstream: an upstream that has not
@@ -129,7 +140,7 @@ func TestHangUpWhileANonStreamBodyStallsCancelsUpstream(t *testing.T) {
 func TestHangUpBeforeHeadersCancelsUpstream(t *testing.T) {
 	for name, opts := range map[string]engine.Options{"h1": {}, "net/http": {Transport: &http.Transport{}}} {
 		t.Run(name, func(t *testing.T) {
-			hangUpCase(t, opts, "", false, waitABit) // the upstream answers nothing
+			hangUpCase(t, opts, "", false, leaveNow) // the upstream answers nothing
 		})
 	}
 }

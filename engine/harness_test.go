@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/ccload/ccload/ccloadtest/mockupstream"
+	"github.com/ccload/ccload/ccloadtest/wait"
 	"github.com/ccload/ccload/config"
 	"github.com/ccload/ccload/engine"
 	"github.com/ccload/ccload/store"
@@ -96,18 +98,13 @@ func startGatewayWith(t *testing.T, yaml string, opts engine.Options) *gateway {
 // waitLogs flushes the writer and returns the logged rows, newest first.
 func (g *gateway) waitLogs(t *testing.T, n int) []store.LogRow {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		rows, err := g.Store.QueryLogs(context.Background(), store.LogQuery{Limit: 1000})
-		if err != nil {
+	var rows []store.LogRow
+	wait.Eventually(t, 5*time.Second, fmt.Sprintf("%d log rows", n), func() bool {
+		var err error
+		if rows, err = g.Store.QueryLogs(context.Background(), store.LogQuery{Limit: 1000}); err != nil {
 			t.Fatal(err)
 		}
-		if len(rows) >= n || time.Now().After(deadline) {
-			if len(rows) < n {
-				t.Fatalf("got %d log rows, want %d", len(rows), n)
-			}
-			return rows
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return len(rows) >= n
+	})
+	return rows
 }

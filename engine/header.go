@@ -7,7 +7,7 @@ import (
 	"github.com/valyala/fasthttp"
 )
 
-// Header forwarding rule (README "Security"; issue 16). A client header
+// Header forwarding rule (docs/security.md). A client header
 // reaches a native upstream only when all of these hold:
 //
 //  1. it is not in dropRequestHeaders: the client's credentials (design §4:
@@ -25,7 +25,15 @@ import (
 //
 // Accept-Encoding is dropped so Go's transport negotiates and decompresses
 // gzip; forwarding the client's value would hand us compressed SSE we must
-// parse.
+// parse. Content-Encoding is dropped because the body sent upstream is the
+// one ccload read (and parsed) as it is: the client's label does not
+// describe it.
+//
+// The account headers (OpenAI-Organization, OpenAI-Project,
+// X-Goog-User-Project) pick what the channel's key is billed to; the key
+// belongs to the channel, so a client's value would make the provider
+// refuse the key and cool it. A channel that needs them sets them in its
+// header rewrite rules, which apply after this filter.
 var dropRequestHeaders = map[string]bool{
 	"authorization": true, "x-api-key": true, "x-goog-api-key": true, "api-key": true,
 	"cookie": true, "proxy-authorization": true,
@@ -34,6 +42,7 @@ var dropRequestHeaders = map[string]bool{
 	"host": true, "content-length": true, "accept-encoding": true,
 	"x-forwarded-for": true, "x-real-ip": true, "forwarded": true,
 	"x-forwarded-proto": true, "x-forwarded-host": true,
+	"content-encoding": true, "openai-organization": true, "openai-project": true, "x-goog-user-project": true,
 }
 
 // credentialWords mark a header name as a credential wherever they appear
@@ -45,8 +54,8 @@ var credentialWords = []string{
 
 // credentialsByFirst lists credentialWords by their first byte, so that a
 // name is scanned once rather than once per word: ten scans of each of a
-// dozen headers on every request were most of what forwarding cost (perf,
-// issue 12).
+// dozen headers on every request were most of what forwarding cost
+// (perf).
 var credentialsByFirst = func() (t [256][][]byte) {
 	for _, w := range credentialWords {
 		t[w[0]] = append(t[w[0]], []byte(w))
@@ -71,7 +80,7 @@ var tokenBytes = func() (t [256]bool) {
 // forwardHeaders lists the client headers a native upstream may see, by
 // the rule above. It runs on every request, so it allocates little: names
 // are lowered into a stack buffer for the checks, and the kept names and
-// values share one string (perf, issue 12).
+// values share one string (perf).
 func forwardHeaders(h *fasthttp.RequestHeader) [][2]string {
 	var hop map[string]bool
 	for _, v := range h.PeekAll("Connection") {
@@ -91,7 +100,7 @@ func forwardHeaders(h *fasthttp.RequestHeader) [][2]string {
 	buf := bufSpace[:0]
 	spans := spanSpace[:0] // name start, name end = value start, value end; in buf
 	var lower [64]byte
-	h.VisitAll(func(k, v []byte) {
+	for k, v := range h.All() {
 		if forwardable(k, v, hop, lower[:0]) {
 			start := len(buf)
 			buf = append(buf, k...)
@@ -99,7 +108,7 @@ func forwardHeaders(h *fasthttp.RequestHeader) [][2]string {
 			buf = append(buf, v...)
 			spans = append(spans, [3]int{start, mid, len(buf)})
 		}
-	})
+	}
 	if len(spans) == 0 {
 		return nil
 	}

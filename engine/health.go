@@ -22,7 +22,7 @@ type healthBody struct {
 }
 
 type healthConfig struct {
-	File     string    `json:"file"`
+	File     string    `json:"file,omitempty"`
 	LoadedAt time.Time `json:"loaded_at"`
 	Error    *string   `json:"error"`
 	Reloads  int       `json:"reloads"`
@@ -100,7 +100,30 @@ func (e *Engine) serveHealth(ctx *fasthttp.RequestCtx) {
 		}
 		h.Storage.Retention = r
 	}
+	if e.observer == nil || !e.observer(ctx) {
+		h.withoutDetails()
+	}
 	b, _ := json.Marshal(h)
 	ctx.SetContentType("application/json")
 	ctx.SetBody(b)
 }
+
+// withoutDetails leaves what anyone may see: statuses and counts. Paths and
+// error texts (the config file's location, a failed reload's message, a
+// database error naming its host) need credentials (SetObserver).
+func (h *healthBody) withoutDetails() {
+	h.Config.File = ""
+	if h.Config.Error != nil {
+		msg := "the last config reload failed; the error is shown with credentials"
+		h.Config.Error = &msg
+	}
+	h.Storage.LastError = ""
+	if h.Storage.Retention != nil {
+		h.Storage.Retention.LastError = ""
+	}
+	h.Storage.Shared = nil
+}
+
+// SetObserver sets who may see the details of /health (admin.MayObserve:
+// the metrics token or admin credentials). Unset, nobody does.
+func (e *Engine) SetObserver(may func(*fasthttp.RequestCtx) bool) { e.observer = may }

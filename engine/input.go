@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -10,7 +11,7 @@ import (
 )
 
 // members are the top-level members of a client body that admission and
-// session affinity read, found in one walk of the body (perf, issue 12).
+// session affinity read, found in one walk of the body (perf).
 // An agent's request runs to hundreds of kilobytes; a gjson.GetBytes per
 // field walked it once per field and copied every member it found. The
 // walk is jsonwalk's, over the body itself: the results point into the
@@ -19,6 +20,8 @@ import (
 type members struct {
 	valid  bool // the body is JSON (RFC 8259; UTF-8 is checkInput's)
 	object bool // the body is a JSON object
+	// dup is a key the body has twice in one object ("" when none).
+	dup string
 	// raw holds each member's JSON text ("" when absent): a third of the
 	// size of a gjson.Result each, and gjson.Parse of it costs no walk.
 	raw [len(memberNames)]string
@@ -40,12 +43,13 @@ var memberNames = [...]string{
 func readMembers(body []byte) *members {
 	m := &members{}
 	doc := jsonwalk.View(body)
-	m.valid = jsonwalk.ValidMembers(doc, func(k, v string) {
+	m.valid, m.dup = jsonwalk.ValidUnique(doc, func(k, v string) {
 		if strings.IndexByte(k, '\\') >= 0 {
 			k = gjson.Parse(`"` + k + `"`).Str // an escaped name, as gjson.Get reads it
 		}
 		for i, name := range memberNames {
-			// The first of duplicate keys wins, as with gjson.Get.
+			// The first of duplicate keys wins, as with gjson.Get; a body
+			// with any is refused (checkInput).
 			if k == name && m.raw[i] == "" {
 				m.raw[i] = v
 				break
@@ -68,7 +72,7 @@ func (m *members) get(name string) gjson.Result {
 }
 
 // checkInput is the strict reading of a client body every family gets
-// before anything else looks at it (issue 16): valid UTF-8, one JSON
+// before anything else looks at it: valid UTF-8, one JSON
 // object, and the fields the gateway itself reads typed as the protocols
 // define them. A body that fails is the client's fault: answered 400 in its
 // error shape, sent to no upstream, cooling nothing.
@@ -81,6 +85,12 @@ func checkInput(body []byte, m *members) *clientError {
 	}
 	if !m.object {
 		return &clientError{Status: 400, Msg: "request body is not a JSON object"}
+	}
+	if m.dup != "" {
+		// ccload reads the first of two keys, many upstreams the last: a
+		// second "model" would reach a model the token may not use, a
+		// second "stream" would stream what is logged and billed as not.
+		return &clientError{Status: 400, Msg: "request body has the key " + strconv.Quote(m.dup) + " twice in one object"}
 	}
 	if m := m.get("model"); m.Exists() {
 		if m.Type != gjson.String || m.Str == "" {

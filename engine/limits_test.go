@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ccload/ccload/ccloadtest/mockupstream"
+	"github.com/ccload/ccload/ccloadtest/wait"
 	"github.com/ccload/ccload/engine"
 	"github.com/ccload/ccload/engine/cooldown"
 	"github.com/ccload/ccload/engine/failure"
@@ -134,10 +135,7 @@ func TestConcurrencyLimits(t *testing.T) {
 				}
 				return false
 			}
-			deadline := time.Now().Add(5 * time.Second)
-			for !holding() && time.Now().Before(deadline) {
-				time.Sleep(5 * time.Millisecond)
-			}
+			wait.Eventually(t, 5*time.Second, "the first request holding its slot", holding)
 			st, body := sendModel(t, g, "m2")
 			close(release)
 			if c.name == "channel" {

@@ -18,7 +18,7 @@ import (
 // into a buffer: two reads of the socket per request where one would do.
 // Here the one-byte read waits for the socket without a buffer, as
 // fasthttp's does, and then reads what arrived into a pooled buffer that
-// the next Read empties (perf, issue 12: a system call was ~4% of a
+// the next Read empties (perf: a system call was ~4% of a
 // non-stream request's CPU).
 //
 // Each connection is also watched for its client hanging up (hangups), so

@@ -62,12 +62,8 @@ func (l *load) release() { l.inflight.Add(-1) }
 
 // loads holds the load of every channel and token by name, so counts
 // survive config reloads like the rest of the runtime state.
-type loads struct{ m sync.Map }
+type loads struct{ m stateMap[string, *load] }
 
 func (ls *loads) get(name string) *load {
-	if v, ok := ls.m.Load(name); ok {
-		return v.(*load)
-	}
-	v, _ := ls.m.LoadOrStore(name, &load{})
-	return v.(*load)
+	return ls.m.get(name, func() *load { return &load{} })
 }

@@ -16,7 +16,7 @@ import (
 	"github.com/ccload/ccload/protocol/passthrough"
 )
 
-// OpenAI endpoints relayed natively (issue 13): embeddings, completions,
+// OpenAI endpoints relayed natively: embeddings, completions,
 // images, audio, moderations. They take the chat path through the engine
 // (authentication, limits, routing by model, the attempt loop with its
 // failover and cooldowns, the log row); what differs is here: the model

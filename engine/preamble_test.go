@@ -51,7 +51,7 @@ var preambles = map[string][]string{
 }
 
 // TestPreambleThenErrorFailsOver: an upstream stream that has only opened
-// its answer and then fails is an error before content (issue 18): the
+// its answer and then fails is an error before content: the
 // client has seen nothing, so the next channel answers, for an Anthropic
 // and a Responses client alike.
 func TestPreambleThenErrorFailsOver(t *testing.T) {

@@ -155,15 +155,11 @@ func (e *Engine) Check(ctx context.Context, snap *config.Snapshot, p Probe) Prob
 		o := failure.Outcome{Kind: res.Kind, Scope: res.Scope, Message: "scheduled check: " + res.Message, Retry: true}
 		e.strikeScope(snap, rt, p.Key, p.URL, o)
 	}
-	e.reg.lastChecks.Store(ch.Name, res)
+	e.reg.lastChecks.store(ch.Name, res)
 	return res
 }
 
 // LastCheck returns the latest scheduled check of a channel.
 func (e *Engine) LastCheck(channel string) (ProbeResult, bool) {
-	v, ok := e.reg.lastChecks.Load(channel)
-	if !ok {
-		return ProbeResult{}, false
-	}
-	return v.(ProbeResult), true
+	return e.reg.lastChecks.load(channel)
 }

@@ -59,7 +59,7 @@ type attemptLog struct {
 	red           *failure.Redactor
 
 	// Notes say what the request conversion dropped or approximated for
-	// this upstream (issue 18: preferences are noted, not refused).
+	// this upstream (preferences are noted, not refused).
 	Notes []string `json:"notes,omitempty"`
 }
 

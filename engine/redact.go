@@ -8,26 +8,16 @@ import (
 	"github.com/ccload/ccload/engine/failure"
 )
 
-// snapRedactor is the Redactor built for one config snapshot.
-type snapRedactor struct {
-	snap *config.Snapshot
-	red  *failure.Redactor
-}
-
 // redactor returns the failure.Redactor that knows every secret of snap:
 // channel keys and the credentials inside channel and proxy URLs. It is
-// built once per snapshot. Every upstream-derived string goes through it
-// at one of these points before it leaves the engine (issue 16): reject
-// and relayError (the client), record.fail and attemptLog.end (the log
-// row, events), strikeScope (cooldown reasons), relay (error events of a
-// committed stream) and probes (ccload check, /admin).
+// built with the snapshot's view (snapview.go). Every upstream-derived
+// string goes through it at one of these points before it leaves the
+// engine: reject and relayError (the client), record.fail and
+// attemptLog.end (the log row, events), strikeScope (cooldown reasons),
+// relay (error events of a committed stream) and probes (ccload check,
+// /admin).
 func (e *Engine) redactor(snap *config.Snapshot) *failure.Redactor {
-	if cur := e.redact.Load(); cur != nil && cur.snap == snap {
-		return cur.red
-	}
-	red := failure.NewRedactor(snapshotSecrets(snap))
-	e.redact.Store(&snapRedactor{snap: snap, red: red})
-	return red
+	return e.view(snap).red
 }
 
 // snapshotSecrets lists every channel key and URL credential of snap.

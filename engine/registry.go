@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/ccload/ccload/config"
 	"github.com/ccload/ccload/engine/affinity"
@@ -31,10 +32,10 @@ import (
 //	channel name       channelLoad (in flight, RPM), health (outcomes for
 //	                   the health score), paused (runtime pauses),
 //	                   lastChecks (scheduled checks), keyCursors (key
-//	                   round-robin; probes use name+"\x00check")
+//	                   round-robin of requests and of scheduled checks)
 //	channel set        wrr (smooth weighted round-robin weights per
 //	                   priority group, key: names joined by "\x00")
-//	channel+URL        urls (time-to-first-byte EWMA)
+//	channel and URL    urls (time-to-first-byte EWMA)
 //	URL                urlIDs (memoized urlID, cooldown names of URLs)
 //	key value          keyIDs (memoized keyID)
 //	token name         tokenLoad (in flight, RPM), sockets (open
@@ -55,23 +56,23 @@ import (
 type registry struct {
 	channelLoad loads
 	health      healths
-	paused      sync.Map // channel name -> time paused
-	lastChecks  sync.Map // channel name -> ProbeResult
-	keyCursors  sync.Map // channel name -> *atomic.Uint64
+	paused      stateMap[string, time.Time]         // channel name -> time paused
+	lastChecks  stateMap[string, ProbeResult]       // channel name -> last scheduled check
+	keyCursors  stateMap[cursorKey, *atomic.Uint64] // key round-robin position
 
 	wrrMu sync.Mutex
 	wrr   map[string]map[string]int // candidate-set key -> channel -> current weight
 
-	urls   sync.Map // channel+"\x00"+url -> *urlStat
-	urlIDs sync.Map // raw URL -> urlID(raw)
-	keyIDs sync.Map // key value -> keyID(key); on every routing decision
+	urls   stateMap[urlKey, *urlStat] // time to first byte per channel and URL
+	urlIDs stateMap[string, string]   // raw URL -> urlID(raw)
+	keyIDs stateMap[string, string]   // key value -> keyID(key); on every routing decision
 
 	tokenLoad  loads
-	sockets    sync.Map // token name -> *atomic.Int64 (open sockets)
+	sockets    stateMap[string, *atomic.Int64] // token name -> open sockets
 	wsSessions *responsesws.Sessions
-	wsRefused  sync.Map // raw URL -> time.Time until which its upgrade is not asked again
+	wsRefused  stateMap[string, time.Time] // raw URL -> until when its upgrade is not asked again
 
-	unpriced sync.Map // upstream model -> true once warned
+	unpriced stateMap[string, bool] // upstream model -> true once warned
 
 	ledger    *ledger
 	pins      *affinity.Table
@@ -96,23 +97,23 @@ func newRegistry(opts Options, clk clock.Clock) *registry {
 // keyID is keyID(k), computed once per key.
 func (r *registry) keyID(k config.Secret) string {
 	raw := k.Reveal()
-	if v, ok := r.keyIDs.Load(raw); ok {
-		return v.(string)
+	if id, ok := r.keyIDs.load(raw); ok {
+		return id
 	}
 	id := keyID(k)
-	r.keyIDs.Store(raw, id)
+	r.keyIDs.store(raw, id)
 	return id
 }
 
 // urlID is urlID(raw), computed once per URL: masking parses the URL and
 // runs regexps, and every attempt asks for the cooldown scope of each URL
-// of each route (perf, issue 12).
+// of each route (perf).
 func (r *registry) urlID(raw string) string {
-	if id, ok := r.urlIDs.Load(raw); ok {
-		return id.(string)
+	if id, ok := r.urlIDs.load(raw); ok {
+		return id
 	}
 	id := urlID(raw)
-	r.urlIDs.Store(raw, id)
+	r.urlIDs.store(raw, id)
 	return id
 }
 
@@ -125,13 +126,12 @@ type urlStat struct {
 
 const ewmaAlpha = 0.3
 
+// urlKey is one URL of one channel: two channels may share a URL and
+// keep their own latency for it.
+type urlKey struct{ channel, url string }
+
 func (r *registry) urlStat(channel, url string) *urlStat {
-	k := channel + "\x00" + url
-	if v, ok := r.urls.Load(k); ok {
-		return v.(*urlStat)
-	}
-	v, _ := r.urls.LoadOrStore(k, &urlStat{})
-	return v.(*urlStat)
+	return r.urls.get(urlKey{channel, url}, func() *urlStat { return &urlStat{} })
 }
 
 // observeURL records a latency sample for a URL.
@@ -155,13 +155,17 @@ func (r *registry) urlLatency(channel, url string) (float64, bool) {
 	return math.Max(u.ewmaMs, 1), u.samples > 0
 }
 
-// keyCursor returns the next round-robin start position for a channel.
-func (r *registry) keyCursor(channel string) uint64 {
-	v, ok := r.keyCursors.Load(channel)
-	if !ok {
-		v, _ = r.keyCursors.LoadOrStore(channel, new(atomic.Uint64))
-	}
-	return v.(*atomic.Uint64).Add(1) - 1
+// cursorKey names a key round-robin: a channel's requests, or (check)
+// its scheduled checks, which turn through the keys on their own.
+type cursorKey struct {
+	channel string
+	check   bool
+}
+
+// keyCursor returns the next round-robin start position for a channel's
+// requests or (check) its scheduled checks.
+func (r *registry) keyCursor(channel string, check bool) uint64 {
+	return r.keyCursors.get(cursorKey{channel, check}, func() *atomic.Uint64 { return new(atomic.Uint64) }).Add(1) - 1
 }
 
 // smoothWRR picks one member of a candidate set by smooth weighted
@@ -191,11 +195,7 @@ func (r *registry) smoothWRR(set string, names []string, weights []int) int {
 
 // socketCount returns the open-socket count of a token.
 func (r *registry) socketCount(token string) *atomic.Int64 {
-	if v, ok := r.sockets.Load(token); ok {
-		return v.(*atomic.Int64)
-	}
-	v, _ := r.sockets.LoadOrStore(token, new(atomic.Int64))
-	return v.(*atomic.Int64)
+	return r.sockets.get(token, func() *atomic.Int64 { return new(atomic.Int64) })
 }
 
 // sweep drops every entry that belongs to an entity snap no longer has,
@@ -203,11 +203,11 @@ func (r *registry) socketCount(token string) *atomic.Int64 {
 // after every swap.
 func (r *registry) sweep(snap *config.Snapshot) {
 	channels := map[string]*config.Channel{}
-	urls, rawURLs, keys, models := map[string]bool{}, map[string]bool{}, map[string]bool{}, map[string]bool{}
+	urls, rawURLs, keys, models := map[urlKey]bool{}, map[string]bool{}, map[string]bool{}, map[string]bool{}
 	for _, ch := range snap.Channels {
 		channels[ch.Name] = ch
 		for _, u := range ch.URLs {
-			urls[ch.Name+"\x00"+u.URL] = true
+			urls[urlKey{ch.Name, u.URL}] = true
 			rawURLs[u.URL] = true
 		}
 		for _, k := range ch.Keys {
@@ -222,27 +222,23 @@ func (r *registry) sweep(snap *config.Snapshot) {
 	for _, t := range snap.Tokens {
 		tokens[t.Name] = true
 	}
-	hasChannel := func(k any) bool { return channels[k.(string)] != nil }
-	// keyCursors also holds name+"\x00check" for scheduled checks.
-	hasCursorChannel := func(k any) bool {
-		name, _, _ := strings.Cut(k.(string), "\x00")
-		return channels[name] != nil
-	}
-	hasToken := func(k any) bool { return tokens[k.(string)] }
+	hasChannel := func(name string) bool { return channels[name] != nil }
+	hasToken := func(name string) bool { return tokens[name] }
+	hasURL := func(raw string) bool { return rawURLs[raw] }
 
-	sweepMap(&r.channelLoad.m, hasChannel)
-	sweepMap(&r.health.m, hasChannel)
-	sweepMap(&r.paused, hasChannel)
-	sweepMap(&r.lastChecks, hasChannel)
-	sweepMap(&r.keyCursors, hasCursorChannel)
-	sweepMap(&r.urls, func(k any) bool { return urls[k.(string)] })
-	sweepMap(&r.urlIDs, func(k any) bool { return rawURLs[k.(string)] })
-	sweepMap(&r.keyIDs, func(k any) bool { return keys[k.(string)] })
-	sweepMap(&r.tokenLoad.m, hasToken)
-	sweepMap(&r.sockets, hasToken)
-	r.wsSessions.DropTokens(func(name string) bool { return tokens[name] })
-	sweepMap(&r.wsRefused, func(k any) bool { return rawURLs[k.(string)] })
-	sweepMap(&r.unpriced, func(k any) bool { return models[k.(string)] })
+	r.channelLoad.m.sweep(hasChannel)
+	r.health.m.sweep(hasChannel)
+	r.paused.sweep(hasChannel)
+	r.lastChecks.sweep(hasChannel)
+	r.keyCursors.sweep(func(k cursorKey) bool { return hasChannel(k.channel) })
+	r.urls.sweep(func(k urlKey) bool { return urls[k] })
+	r.urlIDs.sweep(hasURL)
+	r.keyIDs.sweep(func(raw string) bool { return keys[raw] })
+	r.tokenLoad.m.sweep(hasToken)
+	r.sockets.sweep(hasToken)
+	r.wsSessions.DropTokens(hasToken)
+	r.wsRefused.sweep(hasURL)
+	r.unpriced.sweep(func(model string) bool { return models[model] })
 
 	r.wrrMu.Lock()
 	for set := range r.wrr {
@@ -295,15 +291,6 @@ func (r *registry) keepCooldown(ch *config.Channel, k cooldown.Key) bool {
 	return true
 }
 
-func sweepMap(m *sync.Map, keep func(key any) bool) {
-	m.Range(func(k, _ any) bool {
-		if !keep(k) {
-			m.Delete(k)
-		}
-		return true
-	})
-}
-
 // keyID identifies a key in runtime state and logs without revealing it:
 // its display fingerprint ("sk-a…f3c9") plus 8 hex digits of its sha256,
 // because two keys of one channel often share their first and last four
@@ -325,7 +312,7 @@ func keyID(k config.Secret) string {
 // urlID identifies a URL in cooldowns (kept in memory, in the database and
 // shown by /admin) without the credentials it may carry (?key=, user:pass@):
 // the masked URL plus " #" and 8 hex digits of the full URL's sha256, so
-// two URLs that differ only in their key stay apart (issue 16). The
+// two URLs that differ only in their key stay apart. The
 // registry memoizes it per URL.
 func urlID(raw string) string {
 	sum := sha256.Sum256([]byte(raw))

@@ -29,12 +29,14 @@ type request struct {
 	// (checkInput), so a conversion need not check it again.
 	bodyChecked bool
 	header      [][2]string // client headers that may be forwarded (native only)
-	query       string
 	model       string
 	stream      bool
 	start       time.Time
 	clientIP    string
 	attempts    int
+	// retryAfter is the soonest wait the failed attempts' upstreams asked
+	// for (0: none), passed on when every attempt failed.
+	retryAfter time.Duration
 	// acctToken is the access token of the latest attempt on an account
 	// (accounts.go), so a 401 renews that one and no newer one.
 	acctToken string
@@ -78,6 +80,9 @@ type request struct {
 	conn *aheadConn
 	gone atomic.Bool
 	call atomic.Pointer[upstreamCall]
+	// dropSignatures: an upstream refused a reasoning signature of this
+	// request, which is now sent without any (signature_retry.go).
+	dropSignatures bool
 }
 
 // leave runs when the client hung up before its answer was complete: the
@@ -121,7 +126,7 @@ func (e *Engine) newRequest(ctx *fasthttp.RequestCtx, ep endpoint, snap *config.
 	}
 	// fasthttp would hold its copy of the body until the response is out,
 	// which for a stream is its whole life: give it back to fasthttp's pool
-	// now (perf, issue 12: an agent's body is hundreds of kilobytes).
+	// now (perf: an agent's body is hundreds of kilobytes).
 	ctx.Request.ResetBody()
 	r.header = forwardHeaders(&ctx.Request.Header)
 	r.clientCred = clientCredential(&ctx.Request.Header)

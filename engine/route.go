@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"net/url"
 	"strings"
 
 	"github.com/valyala/fasthttp"
@@ -101,4 +102,26 @@ func parseEndpoint(method, path string, anthropicHeader bool) (endpoint, bool) {
 		return ep, true
 	}
 	return endpoint{}, false
+}
+
+// pathFamily is the family whose error shape answers a request refused
+// before its path is parsed (dot segments): the family of the endpoint the
+// path aims at, read from its unescaped prefix, as parseEndpoint would;
+// OpenAI's for anything else. A client's SDK parses its own shape only.
+func pathFamily(raw []byte) protocol.Family {
+	path, _, _ := strings.Cut(string(raw), "?")
+	if u, err := url.PathUnescape(path); err == nil {
+		path = u
+	}
+	switch {
+	case strings.HasPrefix(path, "/v1beta/"),
+		strings.HasPrefix(path, "/v1/models/") && strings.Contains(path, ":"):
+		return protocol.Gemini
+	case strings.HasPrefix(path, "/v1/messages"):
+		return protocol.Anthropic
+	case strings.HasPrefix(path, "/v1/responses"), strings.HasPrefix(path, "/responses"),
+		strings.HasPrefix(path, "/backend-api/codex/"):
+		return protocol.Responses
+	}
+	return protocol.OpenAI
 }

@@ -76,12 +76,8 @@ func (e *Engine) effectivePriority(ch *config.Channel, hs config.HealthScore, no
 	return p - rate*hs.Penalty*confidence
 }
 
-type healths struct{ m sync.Map }
+type healths struct{ m stateMap[string, *outcomes] }
 
 func (h *healths) get(name string) *outcomes {
-	if v, ok := h.m.Load(name); ok {
-		return v.(*outcomes)
-	}
-	v, _ := h.m.LoadOrStore(name, &outcomes{})
-	return v.(*outcomes)
+	return h.m.get(name, func() *outcomes { return &outcomes{} })
 }

@@ -65,7 +65,7 @@ func (e *Engine) keyOrder(ch *config.Channel, anyway bool) []int {
 	n := len(ch.Keys)
 	start := 0
 	if ch.KeyStrategy != "sequential" && n > 1 {
-		start = int(e.reg.keyCursor(ch.Name) % uint64(n))
+		start = int(e.reg.keyCursor(ch.Name, false) % uint64(n))
 	}
 	idx := make([]int, n)
 	for i := range n {

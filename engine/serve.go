@@ -192,7 +192,7 @@ func (e *Engine) allowedRoutes(r *request) []config.Route {
 // reject answers a request that never reached an upstream and logs it with
 // the reason (design §5.7: rejected requests get a row too).
 func (e *Engine) reject(ctx *fasthttp.RequestCtx, r *request, ce *clientError) {
-	ce = &clientError{Status: ce.Status, Msg: r.rec.red.Client(ce.Msg)}
+	ce = &clientError{Status: ce.Status, Msg: r.rec.red.Client(ce.Msg), RetryAfter: ce.RetryAfter}
 	writeError(ctx, r.ep.family, ce)
 	r.rec.fail(ce.Status, ce.Msg, false)
 	e.finish(r)

@@ -24,12 +24,12 @@ const otherBodyLimit = 1 << 20
 const forever = 100 * 365 * 24 * time.Hour
 
 // NewServer builds the HTTP server around handler (Engine.Handler, with the
-// admin API and dashboard mounted) with the limits of server: (issue 16):
+// admin API and dashboard mounted) with the limits of server:
 // a header read timeout for every connection, a body read timeout and the
 // token check before any large body is read, a write deadline on proxy
 // responses, connection caps overall and per peer, and errors that never
-// echo the raw request. The connection caps and header timeout are read
-// once, at start; body limits and timeouts follow reloads.
+// echo the raw request. The overall cap and header timeout are read once,
+// at start; the per-peer cap, body limits and timeouts follow reloads.
 func (e *Engine) NewServer(handler fasthttp.RequestHandler) *fasthttp.Server {
 	snap := e.cfg.Current()
 	lim := snap.Server.Limits
@@ -42,7 +42,9 @@ func (e *Engine) NewServer(handler fasthttp.RequestHandler) *fasthttp.Server {
 		ReadTimeout:        lim.HeaderTimeout.D(),
 		IdleTimeout:        2 * time.Minute,
 		Concurrency:        lim.MaxConns,
-		MaxConnsPerIP:      lim.MaxConnsPerIP,
+		// server.max_conns_per_ip, with trusted proxies not counted
+		// (peercap.go), in place of fasthttp's MaxConnsPerIP.
+		ConnState: newPeerCap(e).connState,
 		// fasthttp would otherwise quote the raw request (client token
 		// included) in its error messages and logs.
 		SecureErrorLogMessage: true,
@@ -54,13 +56,13 @@ func (e *Engine) NewServer(handler fasthttp.RequestHandler) *fasthttp.Server {
 		// Hand a connection's read buffer back once its request is read
 		// and its write buffer once a response is out: a stream then holds
 		// only what writing it needs, and an idle keep-alive connection
-		// nothing (perf: memory per stream, issue 12).
+		// nothing (perf: memory per stream).
 		ReduceMemoryUsage: true,
 		// A stream holds its connection's write buffer for its whole life:
 		// 2 KiB, not fasthttp's 4, holds a typical flush (an event or a
 		// few) and a non-stream answer of up to ~1.5 KB with its headers
 		// in one write; a larger answer takes a second write, and a larger
-		// flush bypasses the buffer (perf, issue 12: memory per stream).
+		// flush bypasses the buffer (perf: memory per stream).
 		WriteBufferSize: 2 << 10,
 	}
 }

@@ -13,7 +13,7 @@ import (
 	"github.com/ccload/ccload/store"
 )
 
-// Shared runtime state (storage.shared, issue 14; docs/scale-out.md
+// Shared runtime state (storage.shared; docs/scale-out.md
 // "Shared state"). Cooldowns and session pins made here are published on
 // the change feed (engine/feed); those of other instances arrive through
 // ApplyChange. The request path never waits on any of it: it reads and

@@ -8,7 +8,7 @@ import (
 	"github.com/ccload/ccload/store"
 )
 
-// Shared spend (storage.shared, issue 14.2). Every finished request's cost
+// Shared spend (storage.shared). Every finished request's cost
 // is added to pending in memory (settle) and written to shared_spend by
 // RunSpend every SpendEvery, one transaction of atomic increments per
 // flush, off the request path. With storage.shared the ledger then reads

@@ -105,8 +105,8 @@ func (e *Engine) commit(ctx *fasthttp.RequestCtx, r *request, c *upstreamCall, r
 // arrived together become goes out as one chunk, flushed right before the
 // relay may wait for the upstream again (h1Body.beforeWait, or
 // flushingSource): an event is never held back waiting for the next, and
-// events that arrived together cost one write instead of one each (perf,
-// issue 12: the write per event was most of a stream's CPU). A write
+// events that arrived together cost one write instead of one each (perf:
+// the write per event was most of a stream's CPU). A write
 // error means the client went away: the upstream request is cancelled at
 // once. It runs after the handler returned, so it touches nothing of the
 // RequestCtx.
@@ -202,6 +202,7 @@ func newRelayState(e *Engine, r *request, c *upstreamCall, w io.Writer, dl write
 		s.conv = convert.NewStreamWith(c.family, r.ep.family, r.model, convert.StreamOptions{
 			OmitChatUsage: r.ep.family == protocol.OpenAI && !r.wantsChatUsage(),
 			Request:       r.body,
+			Origin:        originOf(c),
 		})
 	}
 	return s
@@ -226,7 +227,7 @@ func (s *relayState) pending() int {
 
 // flush writes what was gathered as one chunk and gives the buffer back:
 // flush runs before every wait for the upstream, so a waiting stream holds
-// no output buffer (perf, issue 12: memory per stream).
+// no output buffer (perf: memory per stream).
 func (s *relayState) flush() {
 	if s.out == nil {
 		return
@@ -404,7 +405,7 @@ func streamError(f protocol.Family, ev *protocol.Event) (failure.Outcome, bool) 
 
 // isContent reports whether an event carries model output, ending the peek.
 // Preamble events are held back, so an error event after them still fails
-// over like an error before content (issue 18): the client has seen nothing
+// over like an error before content: the client has seen nothing
 // yet. They are Anthropic message_start, ping and a content_block_start
 // with no text yet; a role-only Chat chunk; Responses response.created,
 // in_progress, queued, and an output_item.added or content_part.added that
@@ -457,7 +458,7 @@ func streamErr(err error) error {
 	return err
 }
 
-// writeDeadline cuts a client that stops reading a stream (issue 16).
+// writeDeadline cuts a client that stops reading a stream.
 // relay writes to the connection (relayBody); each flush moves the
 // connection's write deadline d ahead, so a client that reads nothing for
 // d makes a flush fail, and relay cancels the upstream and frees the
@@ -467,7 +468,7 @@ func streamErr(err error) error {
 // The deadline is set d+d/4 ahead and moved again only once less than d
 // is left, so a flush never faces less than d (a stalled client is cut
 // after between d and 1.25d) and most flushes of a fast stream skip the
-// SetWriteDeadline call (perf, issue 12: it was ~3% of a stream's CPU).
+// SetWriteDeadline call (perf: it was ~3% of a stream's CPU).
 type writeDeadline struct {
 	conn net.Conn
 	d    time.Duration

@@ -41,8 +41,10 @@ tokens:
   - {name: t-keep, token_sha256: "0000000000000000000000000000000000000000000000000000000000000001"}
 `
 
-func mapKeys(m interface{ Range(func(k, v any) bool) }) (keys []string) {
-	m.Range(func(k, _ any) bool { keys = append(keys, fmt.Sprint(k)); return true })
+func mapKeys[K comparable, V any](m *stateMap[K, V]) (keys []string) {
+	for _, k := range m.keys() {
+		keys = append(keys, fmt.Sprint(k))
+	}
 	return keys
 }
 
@@ -61,12 +63,12 @@ func TestSweepDropsRuntimeStateOfRemovedEntities(t *testing.T) {
 		r.channelLoad.get(ch.Name).admit(now, 0, 0)
 		r.health.get(ch.Name).add(now, true)
 		e.SetPaused(ch.Name, true)
-		r.lastChecks.Store(ch.Name, ProbeResult{})
-		r.keyCursor(ch.Name)
-		r.keyCursor(ch.Name + "\x00check")
+		r.lastChecks.store(ch.Name, ProbeResult{})
+		r.keyCursor(ch.Name, false)
+		r.keyCursor(ch.Name, true)
 		for i, u := range ch.URLs {
 			r.observeURL(ch.Name, u.URL, 10)
-			r.wsRefused.Store(u.URL, now)
+			r.wsRefused.store(u.URL, now)
 			r.cooldowns.Strike(e.urlScope(ch, i), failure.Outcome{Kind: failure.KindServer, Scope: failure.ScopeURL}, pol)
 		}
 		for i := range ch.Keys {
@@ -74,7 +76,7 @@ func TestSweepDropsRuntimeStateOfRemovedEntities(t *testing.T) {
 		}
 		for _, m := range ch.Models {
 			r.cooldowns.Strike(modelScope(ch, m.Upstream), failure.Outcome{Kind: failure.KindServer, Scope: failure.ScopeModel}, pol)
-			r.unpriced.Store(m.Upstream, true)
+			r.unpriced.store(m.Upstream, true)
 		}
 		r.cooldowns.Strike(channelScope(ch), failure.Outcome{Kind: failure.KindServer, Scope: failure.ScopeChannel}, pol)
 		r.pins.Pin("t-keep", "session-"+ch.Name, affinity.Route{Channel: ch.Name, Key: "k", URL: ch.URLs[0].URL}, now)

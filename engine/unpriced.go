@@ -7,7 +7,7 @@ import (
 	"github.com/ccload/ccload/pricing"
 )
 
-// Unpriced models and cost limits (issue 19). A request for a model with no
+// Unpriced models and cost limits. A request for a model with no
 // price is logged with cost 0, so a cost limit cannot hold it back: a token
 // with cost_limit, or a channel with daily_cost_limit, could spend without
 // bound. Unless routing.unpriced is "allow", such routes are dropped before

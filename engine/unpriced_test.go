@@ -42,7 +42,7 @@ func unpricedGateway(t *testing.T, token, routing, daily, other string) (*gatewa
 
 // TestUnpricedRefusedUnderCostLimits: a model with no price cannot be held
 // to a cost limit, so it is refused with a 403 in the client's shape that
-// names the model and the limit (issue 19), while priced models pass.
+// names the model and the limit, while priced models pass.
 func TestUnpricedRefusedUnderCostLimits(t *testing.T) {
 	t.Run("token cost_limit, anthropic shape", func(t *testing.T) {
 		g, _ := unpricedGateway(t, "    cost_limit: 5", "", "0", "")
@@ -112,7 +112,7 @@ func TestUnpricedRefusedUnderCostLimits(t *testing.T) {
 // TestGatewayFamiliesArePriced: requests for the DeepSeek, Qwen, GLM and
 // Kimi families through a channel are logged with a cost above zero from
 // the embedded table, and a relay's renamed upstream name is priced by the
-// name the client asked for (issue 19).
+// name the client asked for.
 func TestGatewayFamiliesArePriced(t *testing.T) {
 	_, mockURL := startMock(t, mockOptions())
 	g := startGateway(t, strings.ReplaceAll(`version: 1

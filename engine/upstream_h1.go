@@ -21,7 +21,7 @@ import (
 // body over h1OneWrite), and reads the answer on the attempt's goroutine
 // without one of its own per connection.
 //
-// It replaced fasthttp's client (issue 12): for the one request shape
+// It replaced fasthttp's client: for the one request shape
 // ccload sends (a POST with a body whose headers it built itself) that
 // client normalised and sanitised every header name and value twice,
 // parsed the URL on every request, set two deadlines, and allocated a
@@ -142,7 +142,7 @@ func (u *h1Upstream) failed(rq *upstreamRequest, err error) error {
 // deep in the handler there, it grows that goroutine's stack from 8 to 16
 // KiB. fasthttp reuses its goroutines, and a stream's goroutine waits at a
 // depth that keeps the runtime from shrinking the stack back, so every
-// open stream held 16 KiB of stack where 8 do (perf, issue 12: memory per
+// open stream held 16 KiB of stack where 8 do (perf: memory per
 // stream). The dialling goroutine ends with the dial and its stack goes
 // back to the runtime.
 func dialAside(addr string, timeout time.Duration) (net.Conn, error) {
@@ -336,7 +336,7 @@ func (c *h1Conn) write(p []byte) error {
 // may be later than t by up to a 32nd of the time left (9 ms on a 300 ms
 // first_byte, 1.9 s on a minute): one set for a request then covers the
 // requests that follow on the connection for that long, each of which
-// would otherwise update the runtime's timer (perf, issue 12).
+// would otherwise update the runtime's timer (perf).
 func (c *h1Conn) setDeadline(t time.Time) error {
 	if t.IsZero() {
 		if c.deadline.IsZero() {
@@ -651,7 +651,7 @@ func (b *h1Body) Size() int { return b.size }
 // beforeWait makes f run before each read of the body that has to go to
 // the socket; nil stops it. It reports whether it can (a streamed body).
 // The relay's flush then happens once per socket read: events that arrived
-// together go out in one write (perf, issue 12).
+// together go out in one write (perf).
 func (b *h1Body) beforeWait(f func()) bool {
 	if b.whole != nil || b.c.private {
 		return false
@@ -676,7 +676,7 @@ func (b *h1Body) beforeSocketRead() {
 // the read, and the timers bound it instead of the header deadline. Done
 // at the first read that goes to the socket, not with the headers: a small
 // answer arrives whole with them, and then the timers, the context hook
-// and the deadline would be spent for nothing (perf, issue 12).
+// and the deadline would be spent for nothing (perf).
 func (b *h1Body) arm() {
 	b.armed = true
 	b.timers.arm()
@@ -1001,7 +1001,7 @@ func framingHeader(name string) bool {
 }
 
 func appendHeaderValue(b []byte, v string) []byte {
-	if strings.IndexAny(v, "\r\n") < 0 {
+	if !strings.ContainsAny(v, "\r\n") {
 		return append(b, v...)
 	}
 	for i := 0; i < len(v); i++ {

@@ -42,7 +42,7 @@ func (e *Engine) WebSockets() *responsesws.Stats {
 var upgrader = websocket.FastHTTPUpgrader{EnableCompression: true}
 
 // isSocket reports whether the request asks to upgrade a Responses path
-// to the WebSocket transport (issue 15).
+// to the WebSocket transport.
 func isSocket(ctx *fasthttp.RequestCtx) bool {
 	if !ctx.IsGet() || !websocket.FastHTTPIsWebSocketUpgrade(ctx) {
 		return false

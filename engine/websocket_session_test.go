@@ -13,6 +13,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/ccload/ccload/ccloadtest/mockupstream"
+	"github.com/ccload/ccload/ccloadtest/wait"
 )
 
 const wsOtherToken = "sk-ccload-other-token-9876543210"
@@ -69,18 +70,18 @@ func TestWebSocketSessionContinuesAcrossSockets(t *testing.T) {
 	one := turn(t, a, `{"type":"response.create","model":"r1","input":"hi"}`)
 	id := last(one).Get("response.id").Str
 	if last(one).Get("type").Str != "response.completed" || id == "" {
-		t.Fatalf("turn 1: %v", one)
+		t.Fatalf("first turn: %v", one)
 	}
 	a.Close()
 
 	b := dialSession(t, g, testToken, "codex-sess")
 	two := turn(t, b, chained(id, "again"))
 	if last(two).Get("type").Str != "response.completed" {
-		t.Fatalf("turn 2 on a new socket of the same session: %v", two)
+		t.Fatalf("second turn on a new socket of the same session: %v", two)
 	}
 	in := gjson.GetBytes(m.Requests()[1].Body, "input")
 	if in.Get("#").Int() != 3 || in.Get("0.content.0.text").Str != "hi" || in.Get("1.role").Str != "assistant" || in.Get("2.content.0.text").Str != "again" {
-		t.Errorf("turn 2 transcript: %s", in.Raw)
+		t.Errorf("second turn transcript: %s", in.Raw)
 	}
 
 	wantNotFound(t, "other token, same Session-Id", turn(t, dialSession(t, g, wsOtherToken, "codex-sess"), chained(id, "steal")), id)
@@ -116,7 +117,7 @@ func TestWebSocketSessionBounds(t *testing.T) {
 		t.Fatalf("sessions %d, want 1 (max_sessions)", n)
 	}
 	c.Close()
-	waitFor(t, "the per-socket session to go with its socket", func() bool {
+	wait.Eventually(t, 10*time.Second, "the per-socket session to go with its socket", func() bool {
 		return g.Engine.WebSockets().Sockets.Load() == 2 && g.Engine.WebSockets().Sessions.Load() == 0
 	})
 }
@@ -130,7 +131,7 @@ func TestWebSocketTranscriptLimit(t *testing.T) {
 	text := strings.Repeat("y", 500)
 	one := turn(t, c, `{"type":"response.create","model":"r1","input":"`+text+`"}`)
 	if last(one).Get("type").Str != "response.completed" {
-		t.Fatalf("turn 1: %v", one)
+		t.Fatalf("first turn: %v", one)
 	}
 	two := turn(t, c, chained(last(one).Get("response.id").Str, text))
 	if e := last(two); e.Get("type").Str != "error" || e.Get("status").Int() != 400 || e.Get("error.code").Str != "context_too_large" ||
@@ -203,16 +204,6 @@ func TestWebSocketIdleClose(t *testing.T) {
 	var ce *websocket.CloseError
 	if !errors.As(err, &ce) || ce.Code != websocket.CloseGoingAway || !strings.Contains(ce.Text, "idle_ttl") {
 		t.Fatalf("after idling: %v, want close 1001", err)
-	}
-}
-
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); !cond(); {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
 	}
 }
 
@@ -305,16 +296,11 @@ func TestWebSocketPingDuringTurn(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Wait until output is flowing, then ping and queue the next turn.
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	wait.Eventually(t, 10*time.Second, "three frames of output", func() bool {
 		mu.Lock()
-		n := len(seen)
-		mu.Unlock()
-		if n >= 3 || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		defer mu.Unlock()
+		return len(seen) >= 3
+	})
 	if err := c.WriteControl(websocket.PingMessage, []byte("mid-turn"), time.Now().Add(time.Second)); err != nil {
 		t.Fatal(err)
 	}

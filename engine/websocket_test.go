@@ -12,6 +12,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/ccload/ccload/ccloadtest/mockupstream"
+	"github.com/ccload/ccload/ccloadtest/wait"
 	"github.com/ccload/ccload/store"
 )
 
@@ -145,7 +146,7 @@ func TestWebSocketWarmUpThenChainedTurns(t *testing.T) {
 	one := turn(t, c, `{"type":"response.create","model":"r1","stream":true,"store":false,"previous_response_id":"`+warmID+`",
 		"input":[{"type":"message","role":"user","content":[{"type":"input_text","text":"hi"}]}]}`)
 	if last(one).Get("type").Str != "response.completed" || texts(one) != mockupstream.DefaultText {
-		t.Fatalf("turn 1: %v", one)
+		t.Fatalf("first turn: %v", one)
 	}
 	reqs := m.Requests()
 	if len(reqs) != 1 {
@@ -158,7 +159,7 @@ func TestWebSocketWarmUpThenChainedTurns(t *testing.T) {
 		}
 	}
 	if body.Get("input.#").Int() != 2 || body.Get("input.0.role").Str != "developer" || body.Get("input.1.role").Str != "user" {
-		t.Errorf("turn 1 input is not warm-up + new items: %s", body.Get("input").Raw)
+		t.Errorf("first turn input is not warm-up + new items: %s", body.Get("input").Raw)
 	}
 	if reqs[0].Key != "key-resp-000000" || strings.Contains(reqs[0].Header.Get("Authorization"), testToken) {
 		t.Errorf("upstream credential: key %q auth %q", reqs[0].Key, reqs[0].Header.Get("Authorization"))
@@ -167,11 +168,11 @@ func TestWebSocketWarmUpThenChainedTurns(t *testing.T) {
 	id1 := last(one).Get("response.id").Str
 	two := turn(t, c, `{"type":"response.create","model":"r1","previous_response_id":"`+id1+`","input":"again"}`)
 	if last(two).Get("type").Str != "response.completed" {
-		t.Fatalf("turn 2: %v", two)
+		t.Fatalf("second turn: %v", two)
 	}
 	in := gjson.GetBytes(m.Requests()[1].Body, "input")
 	if in.Get("#").Int() != 4 || in.Get("2.role").Str != "assistant" || in.Get("3.content.0.text").Str != "again" {
-		t.Errorf("turn 2 transcript: %s", in.Raw)
+		t.Errorf("second turn transcript: %s", in.Raw)
 	}
 
 	// An unknown id is an error event; the socket stays usable.
@@ -326,11 +327,11 @@ func TestWebSocketNativeUpstream(t *testing.T) {
 	}
 	one := turn(t, c, `{"type":"response.create","model":"n1","stream":true,"store":false,"input":"hi"}`)
 	if last(one).Get("type").Str != "response.completed" || texts(one) != mockupstream.DefaultText {
-		t.Fatalf("turn 1: %v", one)
+		t.Fatalf("first turn: %v", one)
 	}
 	two := turn(t, c, `{"type":"response.create","model":"n1","previous_response_id":"`+last(one).Get("response.id").Str+`","input":"again"}`)
 	if last(two).Get("type").Str != "response.completed" {
-		t.Fatalf("turn 2: %v", two)
+		t.Fatalf("second turn: %v", two)
 	}
 	reqs := m.Requests()
 	if len(reqs) != 2 {
@@ -341,17 +342,17 @@ func TestWebSocketNativeUpstream(t *testing.T) {
 			t.Errorf("turn reached the upstream over %q with key %q", r.Header.Get(mockupstream.TransportHeader), r.Key)
 		}
 	}
-	// The upstream socket produced turn 1 itself: turn 2 continues it by
+	// The upstream socket produced the first turn itself: the second continues it by
 	// id with only the new item, not the replayed transcript.
 	if n, prev := gjson.GetBytes(reqs[1].Body, "input.#").Int(), gjson.GetBytes(reqs[1].Body, "previous_response_id").Str; n != 1 || prev != last(one).Get("response.id").Str {
-		t.Errorf("turn 2 went up with %d items and previous_response_id %q, want 1 and %q: %s", n, prev, last(one).Get("response.id").Str, reqs[1].Body)
+		t.Errorf("second turn went up with %d items and previous_response_id %q, want 1 and %q: %s", n, prev, last(one).Get("response.id").Str, reqs[1].Body)
 	}
 	// Both turns went over one upstream socket, closed with the client's.
 	if n := m.WebSocketDials(); n != 1 {
 		t.Errorf("upstream socket dialed %d times for two turns, want 1", n)
 	}
 	c.Close()
-	waitFor(t, "the upstream socket to close with the downstream one", func() bool { return m.WebSocketsOpen() == 0 })
+	wait.Eventually(t, 10*time.Second, "the upstream socket to close with the downstream one", func() bool { return m.WebSocketsOpen() == 0 })
 	rows := g.waitLogs(t, 2)
 	for _, r := range rows {
 		if r.Status != 200 || r.Channel != "native" || strings.Contains(r.AttemptsJSON, "HTTP/SSE used") {
@@ -373,7 +374,7 @@ func TestWebSocketNativeUpstreamForgotResponse(t *testing.T) {
 	one := turn(t, c, `{"type":"response.create","model":"n1","input":"hi"}`)
 	two := turn(t, c, `{"type":"response.create","model":"n1","previous_response_id":"`+last(one).Get("response.id").Str+`","input":"again"}`)
 	if last(two).Get("type").Str != "response.completed" || texts(two) != mockupstream.DefaultText {
-		t.Fatalf("turn 2: %v", two)
+		t.Fatalf("second turn: %v", two)
 	}
 	reqs := m.Requests()
 	if len(reqs) != 2 {

@@ -37,7 +37,7 @@ const refusalTTL = 10 * time.Minute
 // over HTTP/SSE instead (the attempt's notes say so), and so do the URL's
 // turns for refusalTTL.
 func (e *Engine) sendSocket(rq *upstreamRequest, ups *upstreamSockets, slot string, note func(string)) sent {
-	if until, ok := e.reg.wsRefused.Load(rq.url); ok && e.clock.Now().Before(until.(time.Time)) {
+	if until, ok := e.reg.wsRefused.load(rq.url); ok && e.clock.Now().Before(until) {
 		note("websocket upstream refused the upgrade earlier, HTTP/SSE used")
 		return e.send(rq)
 	}
@@ -68,7 +68,7 @@ func (e *Engine) sendSocket(rq *upstreamRequest, ups *upstreamSockets, slot stri
 		if err != nil {
 			var refused *socketRefused
 			if errors.As(err, &refused) {
-				e.reg.wsRefused.Store(rq.url, e.clock.Now().Add(refusalTTL))
+				e.reg.wsRefused.store(rq.url, e.clock.Now().Add(refusalTTL))
 			}
 			note("websocket upstream refused (" + truncate(err.Error(), 120) + "), HTTP/SSE used")
 			return e.send(rq)
@@ -163,6 +163,10 @@ func (e *Engine) dialSocket(rq *upstreamRequest, frame []byte) (*websocket.Conn,
 		}
 		return nil, err
 	}
+	// An upstream event is held whole before it is relayed: bound it as a
+	// non-stream answer is. The dialer offers no compression, so the
+	// library's limit, which counts wire bytes, counts them all.
+	conn.SetReadLimit(maxUpstreamBody)
 	if err := conn.WriteMessage(websocket.TextMessage, frame); err != nil {
 		conn.Close()
 		return nil, err

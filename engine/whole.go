@@ -58,7 +58,7 @@ func (e *Engine) answerWhole(ctx *fasthttp.RequestCtx, r *request, c *upstreamCa
 	// Raw: body is this answer's own (read from the upstream or converted
 	// from what was), so fasthttp can write it from where it is instead of
 	// copying it into a pooled buffer first (1.2% of the gateway's CPU on
-	// the load benchmark's json scenario; perf, issue 12).
+	// the load benchmark's json scenario; perf).
 	ctx.Response.SetBodyRaw(body)
 	e.finish(r)
 	return attemptResult{done: true}

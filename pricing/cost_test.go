@@ -195,7 +195,7 @@ func TestCost(t *testing.T) {
 			want: 0.0075, wantModel: "gemini-2.5-flash",
 		},
 
-		// issue 19: the families commonly routed through gateways.
+		// the families commonly routed through gateways.
 		{
 			name: "deepseek v4 flash with cache hits", model: "deepseek-chat",
 			u: Usage{Input: 1_000_000, CacheRead: 500_000, Output: 100_000}, mult: 1,

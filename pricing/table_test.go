@@ -142,7 +142,7 @@ func TestEmbeddedTable(t *testing.T) {
 	for _, family := range []string{"claude-opus-4-", "claude-sonnet-4", "claude-haiku-4-5", "claude-3-",
 		"gpt-5", "gpt-5-mini", "gpt-5-nano", "gpt-5-codex", "gpt-5.1", "gpt-5.2", "o3", "o4-mini",
 		"gpt-4.1", "gpt-4o", "gemini-2.5-pro", "gemini-2.5-flash", "gemini-2.5-flash-lite", "gemini-3",
-		// issue 19: the families commonly routed through gateways
+		// the families commonly routed through gateways
 		"deepseek-v4-", "deepseek-chat", "qwen3", "qwen-", "glm-5", "glm-4", "kimi-k2", "minimax-m",
 		"grok-4", "mistral-large", "mistral-medium", "mistral-small", "codestral", "devstral"} {
 		found := false

@@ -12,7 +12,7 @@ import (
 // its buffer back to a pool whenever every byte in it has been read, and
 // waits for the next byte with a one-byte read into itself. A stream spends
 // nearly all its life waiting for its next event, so with thousands open
-// that is a KiB each not held (perf, issue 12: memory per stream). The
+// that is a KiB each not held (perf: memory per stream). The
 // one-byte read costs a call into the source, not a system call: the
 // upstream connection's own buffer is underneath, and the byte and the rest
 // of what arrived with it come from there.

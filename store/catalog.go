@@ -9,7 +9,7 @@ import (
 	"unicode/utf8"
 )
 
-// The price catalog's last good copy (issue 19), one row per catalog URL:
+// The price catalog's last good copy, one row per catalog URL:
 // the document as fetched, validated by the caller, so that a server that
 // starts while the catalog is unreachable still prices the catalog's
 // models. Every Store that Open returns has these two methods; they are

@@ -9,7 +9,7 @@ import (
 	"github.com/ccload/ccload/store"
 )
 
-// testDebugCapture checks request_debug (issue 13): captures are stored
+// testDebugCapture checks request_debug: captures are stored
 // beside their rows in one InsertLogs, only GetLog returns them, rows keep
 // their batch order around the single-row inserts a capture takes, and a
 // capture far larger than a MySQL TEXT survives.

@@ -8,7 +8,7 @@ import (
 
 // Instances is the cluster view: every `ccload serve` on the database
 // upserts its own row every few seconds, and readers list the rows whose
-// heartbeat is recent (issue 14). Heartbeat times are the instances' own
+// heartbeat is recent. Heartbeat times are the instances' own
 // clocks, so the instances' clocks must agree to within a few seconds
 // (NTP), well inside the 30 s a heartbeat stays live.
 type Instances interface {

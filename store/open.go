@@ -32,7 +32,7 @@ type sqlStore struct {
 //     transactions never deadlock upgrading a read lock.
 //   - temp_store=memory: each multi-row INSERT of a log batch opens a
 //     statement journal, a temp file by default; pages went to it with a
-//     pwrite each, ~3% of a busy gateway's CPU (perf, issue 12). In memory
+//     pwrite each, ~3% of a busy gateway's CPU (perf). In memory
 //     it costs a copy; it holds at most one statement's changed pages.
 //   - page_size=16384: each page a commit changes is a WAL frame written
 //     with two pwrites, and written again by the checkpoint. A 200-row log
@@ -128,7 +128,7 @@ func prepareSQLite(dsn string) (string, bool, error) {
 				return "", false, fmt.Errorf("store: sqlite: create directory: %w", err)
 			}
 		}
-		// The file holds request logs and cooldowns: owner only (issue 16).
+		// The file holds request logs and cooldowns: owner only.
 		// SQLite gives its -wal and -shm files the mode of this one.
 		f, err := os.OpenFile(file, os.O_RDWR|os.O_CREATE, 0o600)
 		if err != nil {

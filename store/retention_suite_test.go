@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ccload/ccload/ccloadtest/wait"
 	"github.com/ccload/ccload/internal/clock"
 	"github.com/ccload/ccload/store"
 )
@@ -28,7 +29,7 @@ func testRetention(t *testing.T, open Opener) {
 		recent[i].RequestID = "recent"
 	}
 	// Captured rows on both sides of the cutoff: retention takes the old
-	// captures with their rows (issue 13) and keeps the recent ones.
+	// captures with their rows and keeps the recent ones.
 	old[3].Debug, old[77].Debug = `{"old":3}`, `{"old":77}`
 	recent[30].Debug = `{"recent":30}`
 	if err := s.InsertLogs(ctx, append(append([]store.LogRow{}, old...), recent...)); err != nil {
@@ -50,7 +51,7 @@ func testRetention(t *testing.T, open Opener) {
 	go func() { defer close(done); r.Run(runCtx) }()
 	defer func() { stop(); <-done }()
 
-	eventually(t, "the first run", func() bool { return !r.Stats().LastRun.IsZero() })
+	wait.Eventually(t, 30*time.Second, "the first run", func() bool { return !r.Stats().LastRun.IsZero() })
 	st := r.Stats()
 	if st.LastError != "" || st.Deleted != int64(len(old)) || st.Keep != keep {
 		t.Fatalf("after the first run: %+v; want %d deleted, no error", st, len(old))
@@ -74,7 +75,7 @@ func testRetention(t *testing.T, open Opener) {
 	// Ten minutes later by the clock, the oldest recent rows have aged out
 	// and a later run deletes them, with no restart.
 	clk.Advance(10 * time.Minute)
-	eventually(t, "a later run to prune newly aged rows", func() bool { return r.Stats().Deleted > int64(len(old)) })
+	wait.Eventually(t, 30*time.Second, "a later run to prune newly aged rows", func() bool { return r.Stats().Deleted > int64(len(old)) })
 	if left := allLogs(t, s); len(left) != len(recent)-9 {
 		t.Errorf("%d rows left after the clock moved 10 minutes; want %d", len(left), len(recent)-9)
 	}

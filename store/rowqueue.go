@@ -6,7 +6,7 @@ import "sync"
 // holds memory only for the rows in it. A channel of that capacity would
 // not: a 10,000-row chan LogRow is 3.6 MB, allocated at start, touched in
 // full as its ring turns even when it never holds more than a few rows,
-// and scanned by every garbage collection (issue 12: idle RSS and CPU per
+// and scanned by every garbage collection (idle RSS and CPU per
 // request). The queue also wakes the writer once per batch, where a
 // channel woke it for every row.
 type rowQueue struct {

@@ -10,7 +10,7 @@ import (
 
 // Sessions are the admin API's login sessions, kept in the database so that
 // every instance sharing it accepts them and a logout on one ends them on
-// all (issue 14). The store sees only hashes: the session token itself is
+// all. The store sees only hashes: the session token itself is
 // never written.
 type Sessions interface {
 	// CreateSession stores a new session. A second session with the same

@@ -11,7 +11,7 @@ import (
 // request_logs. Maintaining those three B-tree indexes was about a third
 // of a log row's CPU on SQLite (BENCH.md), and SQLite runs in the gateway's own
 // process, so under load that was a visible share of ccload's CPU per
-// request (issue 12). A span says "rows with this value of this field lie
+// request. A span says "rows with this value of this field lie
 // between these two IDs": the Writer records one per value per batch, a
 // few dozen rows per 500 log rows, and QueryLogs walks a value's spans
 // newest first and reads only the log rows inside them.

@@ -124,9 +124,9 @@ type LogRow struct {
 	Stream, Incomplete        bool
 	ClientIP, Error           string
 	// Unpriced marks a request with usage whose model has no price: its
-	// Cost of 0 is unknown, not free (issue 19).
+	// Cost of 0 is unknown, not free.
 	Unpriced bool
-	// Debug is the request's debug capture (issue 13: a channel or token
+	// Debug is the request's debug capture (a channel or token
 	// with debug: true), JSON opaque to the store, "" for none. InsertLogs
 	// stores it in request_debug beside the row; only GetLog reads it back.
 	Debug string

@@ -286,7 +286,7 @@ func benchInsertLogs(b *testing.B, driver, dsn string) {
 	for b.Loop() {
 		// Each batch later than the last, as the Writer's are: the same
 		// times again would insert into the middle of the ts index, which
-		// doubled a row's cost on SQLite (store/BENCH.md, turn 11).
+		// doubled a row's cost on SQLite (store/BENCH.md, "What a SQLite row costs").
 		for i := range batch {
 			batch[i].Time = batch[i].Time.Add(span)
 		}

@@ -35,7 +35,7 @@ var DefaultWriterOptions = WriterOptions{
 	// part of a batch's cost. On SQLite a row took 42 µs in batches of
 	// 200, 29-30 in batches of 500, 21-22 in batches of 1000 (store/BENCH.md),
 	// but 1000-row batches also added 2 MiB to the RSS of the 1000-stream
-	// benchmark (issue 12). Rows still reach the database within about
+	// benchmark. Rows still reach the database within about
 	// FlushEvery: the ticker writes what is queued.
 	BatchSize:    500,
 	FlushEvery:   500 * time.Millisecond,

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ccload/ccload/ccloadtest/wait"
 	"github.com/ccload/ccload/store"
 )
 
@@ -64,18 +65,6 @@ func (f *flakyStore) Ping(ctx context.Context) error {
 
 // fastRetry makes failed writes retry within milliseconds.
 var fastRetry = store.WriterOptions{FlushEvery: time.Millisecond, RetryMin: time.Millisecond, RetryMax: 5 * time.Millisecond}
-
-// eventually waits, without a fixed sleep, until cond holds.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting until %s", what)
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
 
 // checkAccounting asserts that every added row is accounted for once.
 func checkAccounting(t *testing.T, st store.WriterStats, added int64) {
@@ -165,7 +154,7 @@ func testWriterOutage(t *testing.T, open Opener) {
 	for _, r := range rows {
 		w.Add(r)
 	}
-	eventually(t, "the writer has failed several times", func() bool { return w.Stats().WriteErrors >= 5 })
+	wait.Eventually(t, 30*time.Second, "the writer has failed several times", func() bool { return w.Stats().WriteErrors >= 5 })
 	st := w.Stats()
 	checkAccounting(t, st, int64(len(rows)))
 	if st.Written != 0 || st.Queued != int64(len(rows)) || st.Rejected != 0 || !strings.Contains(st.LastError, "down") {
@@ -179,7 +168,7 @@ func testWriterOutage(t *testing.T, open Opener) {
 	}
 
 	f.down.Store(false)
-	eventually(t, "the kept rows are written", func() bool { return w.Stats().Written == int64(len(rows)) })
+	wait.Eventually(t, 30*time.Second, "the kept rows are written", func() bool { return w.Stats().Written == int64(len(rows)) })
 	if st := w.Stats(); st.Degraded() {
 		t.Errorf("after recovery: still degraded since %v", st.FailingSince)
 	}
@@ -258,12 +247,12 @@ func testWriterRejects(t *testing.T, open Opener) {
 		w := store.NewWriter(f, fastRetry)
 		rows := makeRows(2)
 		w.Add(rows[0])
-		eventually(t, "a row-by-row pass has run", func() bool { return w.Stats().WriteErrors >= 2*3 })
+		wait.Eventually(t, 30*time.Second, "a row-by-row pass has run", func() bool { return w.Stats().WriteErrors >= 2*3 })
 		if st := w.Stats(); st.Rejected != 0 || st.Queued != 1 {
 			t.Fatalf("lone refused row: %+v; want it kept", st)
 		}
 		w.Add(rows[1])
-		eventually(t, "the good row is written", func() bool { return w.Stats().Written == 1 })
+		wait.Eventually(t, 30*time.Second, "the good row is written", func() bool { return w.Stats().Written == 1 })
 		var lost *store.LostRowsError
 		if err := closeWriter(t, w, time.Minute); !errors.As(err, &lost) || lost.Rejected != 1 {
 			t.Fatalf("Close = %v; want a LostRowsError with 1 rejected", err)
@@ -288,12 +277,12 @@ func testWriterRejects(t *testing.T, open Opener) {
 		for _, r := range rows {
 			w.Add(r) // the tenth fills the batch
 		}
-		eventually(t, "the outage hits the row-by-row pass", func() bool { return f.down.Load() && w.Stats().WriteErrors >= 6 })
+		wait.Eventually(t, 30*time.Second, "the outage hits the row-by-row pass", func() bool { return f.down.Load() && w.Stats().WriteErrors >= 6 })
 		if st := w.Stats(); st.Written != 1 || st.Rejected != 0 || st.Queued != 9 {
 			t.Fatalf("during the outage: %+v; want 1 written and 9 kept", st)
 		}
 		f.down.Store(false)
-		eventually(t, "the batch is written around the refused row", func() bool { return w.Stats().Written == 9 })
+		wait.Eventually(t, 30*time.Second, "the batch is written around the refused row", func() bool { return w.Stats().Written == 9 })
 		var lost *store.LostRowsError
 		if err := closeWriter(t, w, time.Minute); !errors.As(err, &lost) || lost.Rejected != 1 || lost.Unwritten != 0 {
 			t.Fatalf("Close = %v; want a LostRowsError with 1 rejected", err)
@@ -317,7 +306,7 @@ func testWriterGivesUp(t *testing.T, open Opener) {
 	for _, r := range makeRows(5) {
 		w.Add(r)
 	}
-	eventually(t, "writes have failed", func() bool { return w.Stats().WriteErrors >= 2 })
+	wait.Eventually(t, 30*time.Second, "writes have failed", func() bool { return w.Stats().WriteErrors >= 2 })
 	var lost *store.LostRowsError
 	err := closeWriter(t, w, 50*time.Millisecond)
 	if !errors.As(err, &lost) || lost.Unwritten != 5 || lost.LastError == "" {

@@ -72,40 +72,16 @@ func (c *Client) Status(ctx context.Context) (*Status, error) {
 	return &out, c.do(ctx, "GET", "/admin/status", nil, &out)
 }
 
-// Config is GET /admin/config.
-func (c *Client) Config(ctx context.Context) (*ConfigResponse, error) {
-	var out ConfigResponse
-	return &out, c.do(ctx, "GET", "/admin/config", nil, &out)
-}
-
 // Channels is GET /admin/channels.
 func (c *Client) Channels(ctx context.Context) (*ChannelsResponse, error) {
 	var out ChannelsResponse
 	return &out, c.do(ctx, "GET", "/admin/channels", nil, &out)
 }
 
-// Pause pauses a channel at runtime (POST /admin/channels/{name}/pause).
-func (c *Client) Pause(ctx context.Context, channel string) (*Channel, error) {
-	var out Channel
-	return &out, c.do(ctx, "POST", "/admin/channels/"+url.PathEscape(channel)+"/pause", nil, &out)
-}
-
-// Resume ends a runtime pause (POST /admin/channels/{name}/resume).
-func (c *Client) Resume(ctx context.Context, channel string) (*Channel, error) {
-	var out Channel
-	return &out, c.do(ctx, "POST", "/admin/channels/"+url.PathEscape(channel)+"/resume", nil, &out)
-}
-
 // Cooldowns is GET /admin/cooldowns.
 func (c *Client) Cooldowns(ctx context.Context) (*CooldownsResponse, error) {
 	var out CooldownsResponse
 	return &out, c.do(ctx, "GET", "/admin/cooldowns", nil, &out)
-}
-
-// ClearCooldowns is POST /admin/cooldowns/clear.
-func (c *Client) ClearCooldowns(ctx context.Context, req ClearRequest) (*ClearResponse, error) {
-	var out ClearResponse
-	return &out, c.do(ctx, "POST", "/admin/cooldowns/clear", req, &out)
 }
 
 // Tokens is GET /admin/tokens.

@@ -47,7 +47,7 @@ type Status struct {
 	InstancesError string     `json:"instances_error"`
 }
 
-// Instance is one live `ccload serve` process on the database (issue 14):
+// Instance is one live `ccload serve` process on the database:
 // it wrote a heartbeat within the last 30 s. InFlight is its own count at
 // that heartbeat; active requests and /admin/events stay per instance.
 type Instance struct {
@@ -61,8 +61,7 @@ type Instance struct {
 	Self          bool      `json:"self"` // the instance that answered
 }
 
-// PriceCatalogStatus is the price catalog's current copy and last fetch
-// (issue 19).
+// PriceCatalogStatus is the price catalog's current copy and last fetch.
 type PriceCatalogStatus struct {
 	URL         string     `json:"url"`        // masked like channel URLs
 	Source      string     `json:"source"`     // "fetched", "database" (the last good copy) or "" (none: the embedded table prices)
@@ -407,7 +406,7 @@ type LogDetail struct {
 	Debug *Debug `json:"debug"`
 }
 
-// Debug is a request's debug capture (issue 13): one exchange per upstream
+// Debug is a request's debug capture: one exchange per upstream
 // attempt that was sent. Credentials are masked (fingerprints such as
 // "Bearer sk-a…f3c9"), bodies cut at MaxBytes (server.debug_max_bytes).
 type Debug struct {

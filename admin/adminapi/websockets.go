@@ -1,7 +1,7 @@
 package adminapi
 
-// WebSocketStatus is the Responses WebSocket transport in /admin/status
-// (issue 15): open sockets, the sessions whose transcripts ccload holds
+// WebSocketStatus is the Responses WebSocket transport in /admin/status:
+// open sockets, the sessions whose transcripts ccload holds
 // (per token and Session-Id, or per socket) and the bytes those hold,
 // turns served and upgrades refused.
 type WebSocketStatus struct {

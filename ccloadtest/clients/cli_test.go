@@ -39,7 +39,7 @@ var clients = []*client{
 	{name: "claude-code", bin: "claude", pkg: "@anthropic-ai/claude-code", prepare: claudeEnv, args: claudeArgs},
 	{name: "codex", bin: "codex", pkg: "@openai/codex", model: "gpt-5-codex", prepare: codexEnv, args: codexArgs},
 	{name: "codex-code-mode", bin: "codex", pkg: "@openai/codex", model: "gpt-6.2-sol", prepare: codexEnv, args: codexArgs},
-	// Codex over the Responses WebSocket transport (issue 15): no fallback
+	// Codex over the Responses WebSocket transport: no fallback
 	// to HTTPS may happen.
 	{name: "codex-ws", bin: "codex", pkg: "@openai/codex", model: "gpt-5-codex", prepare: codexWSEnv, args: codexArgs,
 		families:  []string{mockupstream.Responses, mockupstream.Anthropic},

@@ -83,8 +83,9 @@ func gemFinishReason(rep *Reply) string {
 
 // gemChunks returns the parts of the reply grouped as the stream sends them:
 // one chunk per thought or text piece, one chunk with every function call.
-// The signature rides on the last thought part, or on the first part when
-// there is no thought text.
+// The signature rides on the first function call, as Gemini 3 puts it, else
+// on the last thought part, or on the first part when there is no thought
+// text.
 func gemChunks(rep *Reply) [][]gemPart {
 	var chunks [][]gemPart
 	for _, p := range textPieces(rep.Thinking) {
@@ -102,7 +103,10 @@ func gemChunks(rep *Reply) [][]gemPart {
 	}
 	if sig := geminiSignature(rep.ThinkingSignature); sig != "" && len(chunks) > 0 {
 		at := 0
-		if n := len(textPieces(rep.Thinking)); n > 0 {
+		switch n := len(textPieces(rep.Thinking)); {
+		case len(rep.ToolCalls) > 0:
+			at = len(chunks) - 1 // Gemini 3 signs the first function call
+		case n > 0:
 			at = n - 1
 		}
 		chunks[at][0].ThoughtSignature = sig
@@ -132,7 +136,11 @@ func geminiBody(t *turn, rep *Reply) []byte {
 		parts = append(parts, gemPart{FunctionCall: &gemFunctionCall{ID: c.ID, Name: c.Name, Args: objectArgs(c.Arguments)}})
 	}
 	if sig := geminiSignature(rep.ThinkingSignature); sig != "" && len(parts) > 0 {
-		parts[0].ThoughtSignature = sig // the thought part, or the first answer part
+		at := 0 // the thought part, or the first answer part
+		if n := len(rep.ToolCalls); n > 0 {
+			at = len(parts) - n // Gemini 3 signs the first function call
+		}
+		parts[at].ThoughtSignature = sig
 	}
 	r := gemNew(t, parts, gemFinalUsage(rep.Usage))
 	r.Candidates[0].FinishReason = gemFinishReason(rep)

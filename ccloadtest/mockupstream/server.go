@@ -54,6 +54,14 @@ type Options struct {
 	// previous_response_id with previous_response_not_found, as an upstream
 	// that lost its socket's memory does.
 	ForgetResponses bool
+	// Signer, when set, makes the mock sign and verify reasoning as the
+	// provider does (signatures.go): the reasoning of every reply is signed
+	// with a signature only a mock with the same Signer and family accepts,
+	// and a request carrying any other gets the provider's 400 (OpenAI
+	// invalid_encrypted_content, Anthropic "Invalid `signature` in
+	// `thinking` block", Gemini "Corrupted thought signature."), as does
+	// one breaking the provider's rules for reasoning in tool loops.
+	Signer string
 }
 
 // Recorded is one request the mock received. Its fields are copies owned by
@@ -239,12 +247,23 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, rt.family, http.StatusBadRequest, "mock upstream: "+msg)
 		return
 	}
+	if s.opts.Signer != "" {
+		if errBody, ok := s.checkSignatures(rt.family, body, rec.Model); !ok {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusBadRequest)
+			_, _ = w.Write(errBody) // an error means the client left
+			return
+		}
+	}
 	var rep Reply
 	if s.opts.Script != nil {
 		cp := rec.clone()
 		rep = s.opts.Script(&cp)
 	} else {
 		rep = DefaultReply(&rec)
+	}
+	if s.opts.Signer != "" && rep.thinking() {
+		rep.ThinkingSignature = mint(rt.family, s.opts.Signer, seq)
 	}
 	t := &turn{rec: &rec, seq: seq, created: s.opts.Now(),
 		includeUsage: gjson.GetBytes(body, "stream_options.include_usage").Bool()}

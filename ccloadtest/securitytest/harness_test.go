@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -14,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ccload/ccload/ccloadtest/wait"
 	"github.com/ccload/ccload/cmd"
 	"github.com/ccload/ccload/store"
 )
@@ -143,20 +145,15 @@ func (s *server) logs(t *testing.T, n int) []store.LogRow {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		rows, err := st.QueryLogs(context.Background(), store.LogQuery{Limit: 100})
-		if err != nil {
+	var rows []store.LogRow
+	wait.Eventually(t, 10*time.Second, fmt.Sprintf("%d log rows", n), func() bool {
+		var err error
+		if rows, err = st.QueryLogs(context.Background(), store.LogQuery{Limit: 100}); err != nil {
 			t.Fatal(err)
 		}
-		if len(rows) >= n {
-			return rows
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("got %d log rows, want %d", len(rows), n)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return len(rows) >= n
+	})
+	return rows
 }
 
 const anthropicBody = `{"model":"claude-x","max_tokens":8,"messages":[{"role":"user","content":"hi"}]}`
@@ -192,20 +189,15 @@ func (s *server) cooldowns(t *testing.T, n int) []store.Cooldown {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		cds, err := st.ListCooldowns(context.Background(), time.Now())
-		if err != nil {
+	var cds []store.Cooldown
+	wait.Eventually(t, 10*time.Second, fmt.Sprintf("%d stored cooldowns", n), func() bool {
+		var err error
+		if cds, err = st.ListCooldowns(context.Background(), time.Now()); err != nil {
 			t.Fatal(err)
 		}
-		if len(cds) >= n {
-			return cds
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("got %d stored cooldowns, want %d", len(cds), n)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return len(cds) >= n
+	})
+	return cds
 }
 
 // adminGet calls an admin endpoint with the password as a Bearer token.
@@ -236,4 +228,13 @@ func serveOnce(t *testing.T, yaml string) error {
 		return nil
 	}
 	return err
+}
+
+// replaceOnce replaces old in s and panics when s does not hold it, so that
+// a config helper cannot silently stop doing what it says.
+func replaceOnce(s, old, new string) string {
+	if !strings.Contains(s, old) {
+		panic("config has no " + old)
+	}
+	return strings.Replace(s, old, new, 1)
 }

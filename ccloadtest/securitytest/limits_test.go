@@ -143,3 +143,20 @@ func TestStalledStreamReaderIsCut(t *testing.T) {
 		t.Fatalf("row: status %d error %q, want 499 for a client that stopped reading", rows[0].Status, rows[0].Error)
 	}
 }
+
+// Finding: behind a load balancer every client arrives from the balancer's
+// address, and the per-address cap (256 by default) refused the 257th
+// stream with fasthttp's 429 even with that address in trusted_proxies.
+// A trusted proxy's connections are not capped as one client's.
+func TestTrustedProxyConnectionsAreNotCapped(t *testing.T) {
+	s := start(t, config("  max_conns_per_ip: 2\n  trusted_proxies: [\"127.0.0.0/8\"]", "http://127.0.0.1:9", ""))
+	for i := range 6 {
+		c := dial(t, s.Addr) // held open: each counts until the test ends
+		fmt.Fprintf(c, "GET /health HTTP/1.1\r\nHost: x\r\nX-Forwarded-For: 198.51.100.%d\r\n\r\n", i+1)
+		c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil || resp.StatusCode != 200 {
+			t.Fatalf("connection %d through the trusted proxy: %v %v", i+1, resp, err)
+		}
+	}
+}

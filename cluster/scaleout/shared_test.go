@@ -14,9 +14,10 @@ import (
 	"time"
 
 	"github.com/ccload/ccload/ccloadtest/mockupstream"
+	"github.com/ccload/ccload/ccloadtest/wait"
 )
 
-// Shared state (storage.shared, issue 14 items 1, 2 and issue 17's pins):
+// Shared state (storage.shared: cooldowns, spend and session pins):
 // two real `ccload serve` processes on one database behave as one gateway.
 
 const (
@@ -128,12 +129,7 @@ func keyCooling(t *testing.T, addr string) bool {
 func within(t *testing.T, limit time.Duration, what string, cond func() bool) time.Duration {
 	t.Helper()
 	start := time.Now()
-	for !cond() {
-		if time.Since(start) > limit {
-			t.Fatalf("%s: not within %v", what, limit)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	wait.Eventually(t, limit, what, cond)
 	return time.Since(start)
 }
 

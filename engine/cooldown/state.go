@@ -83,7 +83,7 @@ func (r *Registry) State(k Key) State {
 	// The clock only for a component with an entry (and outside the lock,
 	// as before): routing asks for the state of every key, URL, model and
 	// channel of each candidate route, ten reads of the clock per request
-	// for components with none (perf, issue 12).
+	// for components with none (perf).
 	now := r.clock.Now()
 	if now.Before(cooling.Until) {
 		return cooling

@@ -103,7 +103,19 @@ var classifyCases = []classifyCase{
 	{name: "gemini_500_internal_is_model_server", status: 500, file: "gemini_500_internal.json", want: failed(KindServer, ScopeModel)},
 	{name: "gemini_403_leaked_key_is_key", status: 403, file: "gemini_403_permission_denied.json", want: failed(KindAuth, ScopeKey)},
 	{name: "wrapped_gemini_error_429_is_key", status: 429, file: "relay_wrapped_gemini.json", want: failed(KindRateLimit, ScopeKey), msg: "Resource has been exhausted"},
-	{name: "keys_in_messages_are_redacted", status: 400, file: "relay_400_leaks_keys.json", want: failed(KindAuth, ScopeKey), msg: "key=[redacted]"},
+	// A relay's 400 whose message quotes the provider's "API key not valid"
+	// mid-sentence is the client's: on a 4xx only structured fields and a
+	// provider's opening sentence are read, since mid-message text may
+	// quote the request. What this row checks is the redaction.
+	{name: "keys_in_messages_are_redacted", status: 400, file: "relay_400_leaks_keys.json", want: clientFault, msg: "key=[redacted]"},
+
+	// A 4xx message that quotes the client's field names cools nothing.
+	{name: "gemini_echoed_api_key_invalid_is_client", status: 400, body: `{"error":{"code":400,"message":"Invalid JSON payload received. Unknown name \"API_KEY_INVALID\": Cannot find field.","status":"INVALID_ARGUMENT"}}`, want: clientFault},
+	{name: "openai_echoed_invalid_api_key_is_client", status: 400, body: `{"error":{"message":"Unrecognized request argument supplied: invalid_api_key","type":"invalid_request_error","param":null,"code":null}}`, want: clientFault},
+	{name: "echoed_location_is_client", status: 400, body: `{"error":{"message":"Unrecognized request argument supplied: user location is not supported","type":"invalid_request_error","param":null,"code":null}}`, want: clientFault},
+	{name: "echoed_model_not_found_is_client", status: 400, body: `{"error":{"message":"Unrecognized request argument supplied: model_not_found","type":"invalid_request_error","param":null,"code":null}}`, want: clientFault},
+	{name: "echoed_model_retired_is_client", status: 400, body: `{"error":{"message":"Invalid value for 'model_retired': the model does not exist","type":"invalid_request_error","code":null}}`, want: clientFault},
+	{name: "plain_text_400_with_key_words_is_client", status: 400, body: `unknown field "invalid api key"`, want: clientFault},
 
 	// Soft errors.
 	{name: "200_json_invalid_token_zh_is_key", status: 200, file: "relay_200_invalid_token_zh.json", want: failed(KindAuth, ScopeKey), msg: "无效的令牌"},

@@ -15,6 +15,13 @@
 // details[].reason and message, or the raw body when it is not JSON); the
 // lists live in rules.go.
 //
+// On a 4xx other than 429 the message is not searched: a provider's answer
+// to a bad request quotes the request (Gemini: Unknown name
+// "API_KEY_INVALID"), and a client must not be able to cool a key, URL or
+// model with the names it sends. There the texts are searched in the
+// structured fields only, and the message counts only when it opens with
+// a provider's own sentence (keyLeads, regionLeads, modelGoneRe).
+//
 //	| input                                              | Kind       | Scope   | Retry | ClientFault |
 //	|----------------------------------------------------|------------|---------|-------|-------------|
 //	| Canceled (the client went away)                    | canceled   | -       | no    | no          |

@@ -143,7 +143,22 @@ func byStatus(status int, ue upstreamErr) Outcome {
 	fail := func(k Kind, s Scope) Outcome { return Outcome{Kind: k, Scope: s, Retry: true} }
 	client := Outcome{Kind: KindClient, ClientFault: true}
 	text := ue.text
-
+	if echoes(status) {
+		// A 4xx answers the request, and its message may quote it (Gemini:
+		// Unknown name "API_KEY_INVALID"; OpenAI: Unrecognized request
+		// argument supplied: invalid_api_key). Only what the provider
+		// wrote itself counts: the structured fields, and a message that
+		// opens with one of its own sentences.
+		text = ue.codes
+		switch {
+		case leads(ue.message, regionLeads):
+			return fail(KindAuth, ScopeURL)
+		case leads(ue.message, keyLeads):
+			return fail(KindAuth, ScopeKey)
+		case modelGoneRe.MatchString(strings.TrimSpace(ue.message)):
+			return fail(KindNotFound, ScopeModel)
+		}
+	}
 	switch {
 	case containsAny(text, regionTexts):
 		// The upstream refuses where the request comes from: another URL
@@ -182,6 +197,12 @@ func byStatus(status int, ue upstreamErr) Outcome {
 	}
 	return fail(KindServer, ScopeURL)
 }
+
+// echoes reports whether an answer with this status may quote the
+// client's request in its message: every 4xx but 429, whose message is
+// about load and only picks between the key and the model, both of which
+// a 429 cools anyway.
+func echoes(status int) bool { return status >= 400 && status < 500 && status != 429 }
 
 // describe is the Message for an upstream error: its own words, else its
 // codes, else the status line.

@@ -83,8 +83,8 @@ var addressRes = []*regexp.Regexp{
 }
 
 // Redactor is the one point every upstream-derived string passes through
-// before it reaches a client, a log row, a cooldown, an event or stdout
-// (issue 16). Beyond the credential patterns of cleanMessage it removes
+// before it reaches a client, a log row, a cooldown, an event or stdout.
+// Beyond the credential patterns of cleanMessage it removes
 // the exact secrets it was built with: every channel key and URL
 // credential of the config, because an upstream may echo the key it got
 // verbatim, in a shape no pattern knows. A nil *Redactor applies the

@@ -1,6 +1,9 @@
 package failure
 
-import "strings"
+import (
+	"regexp"
+	"strings"
+)
 
 // The text tables. Every entry is lower case and matched as a substring of
 // the upstream error's haystack (type, code, status, details[].reason and
@@ -96,6 +99,40 @@ func modelMissing(text string) bool {
 func containsAny(s string, subs []string) bool {
 	for _, sub := range subs {
 		if strings.Contains(s, sub) {
+			return true
+		}
+	}
+	return false
+}
+
+// The leads are sentences providers open a 4xx message with. On a 4xx only
+// the opening of the message is read (see echoes): the providers quote a
+// client's input after their own words, never before them.
+
+// keyLeads open the message of a 4xx that blames the key.
+var keyLeads = []string{
+	"your credit balance is too low", // Anthropic 400 invalid_request_error
+	"api key not valid",              // Gemini 400 (its ErrorInfo reason says so too)
+	"api key expired",                // Gemini 400
+	"incorrect api key provided",     // OpenAI 401
+}
+
+// regionLeads open the message of a 4xx that refuses the egress region.
+var regionLeads = []string{
+	"user location is not supported",              // Gemini 400 FAILED_PRECONDITION
+	"country, region, or territory not supported", // OpenAI 403
+}
+
+// modelGoneRe is a 4xx message that opens by saying the model is missing
+// or retired: "The model `gpt-9` does not exist". The model it names is
+// the channel's upstream model, never the client's string.
+var modelGoneRe = regexp.MustCompile("(?i)^the model [`'\"]?[^\\s`'\"]+[`'\"]? (does not exist|has been decommissioned|has been deprecated|has been retired|is no longer (supported|available))\\b")
+
+// leads reports whether msg opens with one of prefixes, ignoring case.
+func leads(msg string, prefixes []string) bool {
+	msg = strings.TrimSpace(msg)
+	for _, p := range prefixes {
+		if len(msg) >= len(p) && strings.EqualFold(msg[:len(p)], p) {
 			return true
 		}
 	}

@@ -6,7 +6,7 @@
 // Wire format, from the OpenAI documentation of WebSocket mode
 // (developers.openai.com/api/docs/guides/websocket-mode and
 // /api/reference/resources/responses/websocket-events) and from what
-// Codex CLI 0.171 was captured sending (issue 15, /work/shared/CLIENTS.md):
+// Codex CLI 0.171 was captured sending to a local listener:
 //
 //   - the client upgrades GET /v1/responses (Codex adds the header
 //     OpenAI-Beta: responses_websockets=2026-02-06, Session-Id, Thread-Id);

@@ -159,10 +159,10 @@ type inbound struct {
 // ends it first cancels a turn in progress, then is handed on.
 func (s *socket) read(frames chan<- inbound, stop <-chan struct{}) {
 	for {
-		mt, data, err := s.conn.ReadMessage()
+		mt, data, err := s.readFrame()
 		if err != nil {
 			s.abort()
-			if errors.Is(err, websocket.ErrReadLimit) {
+			if errors.Is(err, websocket.ErrReadLimit) || errors.Is(err, errInflatedTooBig) {
 				// The library sent close 1009 already; read the rest of
 				// the frame away so closing does not reset the connection
 				// before the client has read that close.
@@ -178,6 +178,33 @@ func (s *socket) read(frames chan<- inbound, stop <-chan struct{}) {
 			return
 		}
 	}
+}
+
+// errInflatedTooBig ends a socket whose frame inflates past MaxFrame.
+var errInflatedTooBig = errors.New("frame larger than server.max_body_bytes once inflated")
+
+// readFrame reads one message, bounded by MaxFrame after inflation. The
+// library's read limit (SetReadLimit) counts the bytes on the wire, which
+// with permessage-deflate are the compressed ones: a frame under the limit
+// could inflate a thousandfold. Here the inflating reader is read for at
+// most MaxFrame+1 bytes, so neither memory nor time exceeds what one
+// uncompressed frame at the limit costs; one byte more closes with 1009.
+func (s *socket) readFrame() (int, []byte, error) {
+	mt, r, err := s.conn.NextReader()
+	if err != nil {
+		return mt, nil, err
+	}
+	if s.o.MaxFrame <= 0 {
+		data, err := io.ReadAll(r)
+		return mt, data, err
+	}
+	data, err := io.ReadAll(io.LimitReader(r, s.o.MaxFrame+1))
+	if err == nil && int64(len(data)) > s.o.MaxFrame {
+		msg := websocket.FormatCloseMessage(closeTooBig, "frame over server.max_body_bytes once inflated")
+		s.conn.WriteControl(websocket.CloseMessage, msg, time.Now().Add(5*time.Second))
+		return mt, nil, errInflatedTooBig
+	}
+	return mt, data, err
 }
 
 // track makes stream the turn a broken socket cancels; false when the

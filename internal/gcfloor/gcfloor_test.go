@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ccload/ccload/ccloadtest/wait"
 	"github.com/ccload/ccload/internal/gcfloor"
 )
 
@@ -45,14 +46,10 @@ func TestStartTunesAfterEachCycleAndStopRestores(t *testing.T) {
 	t.Setenv("GOGC", "")
 	base := gcPercent()
 	stop := gcfloor.Start(gcfloor.Policy{Floor: 256 * mib})
-	deadline := time.Now().Add(5 * time.Second)
-	for gcPercent() <= base {
-		if time.Now().After(deadline) {
-			stop()
-			t.Fatalf("GOGC still %d after collections with a small heap and a 256 MiB floor", gcPercent())
-		}
-		runtime.GC() // the tuner runs on the finalizer goroutine after it
-		time.Sleep(10 * time.Millisecond)
+	// The tuner runs on the finalizer goroutine after each collection.
+	if !wait.Until(5*time.Second, func() bool { runtime.GC(); return gcPercent() > base }) {
+		stop()
+		t.Fatalf("GOGC still %d after collections with a small heap and a 256 MiB floor", gcPercent())
 	}
 	stop()
 	if p := gcPercent(); p != base {

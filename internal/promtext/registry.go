@@ -2,8 +2,7 @@
 // (version 0.0.4): counters and histograms kept in memory, and samples read
 // at scrape time. It replaces the Prometheus client library, whose
 // dependencies (protobuf among them) were 2 MiB of ccload's binary and
-// 3–4 MiB of its resident memory, for the few metric types ccload exports
-// (issue 12).
+// 3–4 MiB of its resident memory, for the few metric types ccload exports.
 package promtext
 
 import (
@@ -68,7 +67,7 @@ type vec[T any] struct {
 
 	// read is a copy of children that lookups use without a lock: a
 	// read-write lock's reader count is one cache line every request on
-	// every core writes, several times per request (perf, issue 12). It
+	// every core writes, several times per request (perf). It
 	// is refreshed from children once as many lookups have missed it as
 	// children holds, so that a new series costs its copy only amortized.
 	read atomic.Pointer[map[string]*child[T]]

@@ -1,5 +1,5 @@
 // Package termtext makes text from clients and upstreams safe to print on a
-// terminal (issue 16): a model name or an upstream error may hold escape
+// terminal: a model name or an upstream error may hold escape
 // sequences (ESC[2J, an OSC title) or CR/LF that forge lines. Every
 // human-readable CLI and TUI output passes its cells through Escape; JSON
 // output does not need it (encoding/json escapes control characters).

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ccload/ccload/ccloadtest/wait"
 	"github.com/ccload/ccload/config"
 	"github.com/ccload/ccload/pricing"
 	"github.com/ccload/ccload/store"
@@ -210,7 +211,7 @@ func TestRunRefreshesAndKicks(t *testing.T) {
 	defer func() { cancel(); <-done }()
 
 	m.serve(200, doc(2))
-	waitFor(t, "the refresh loop to pick up the changed price", func() bool {
+	wait.Eventually(t, 10*time.Second, "the refresh loop to pick up the changed price", func() bool {
 		in, _ := inputPrice(s, "acme-large")
 		return in == 2
 	})
@@ -223,21 +224,10 @@ func TestRunRefreshesAndKicks(t *testing.T) {
 	cfg = config.PriceCatalog{URL: m2.srv.URL, Refresh: config.Duration(time.Hour)}
 	mu.Unlock()
 	s.Kick()
-	waitFor(t, "the kick to load the new URL", func() bool {
+	wait.Eventually(t, 10*time.Second, "the kick to load the new URL", func() bool {
 		in, _ := inputPrice(s, "acme-large")
 		return in == 7
 	})
-}
-
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
 }
 
 // TestPricesLayerOverEmbedded: the syncer's table is what the engine puts

@@ -20,7 +20,7 @@
 // never lost unnoticed. Inside messages and tools only the fields named here
 // are read.
 //
-// The rule (issue 18): a gateway between protocols serves the clients that
+// The rule: a gateway between protocols serves the clients that
 // exist. A field is refused only when forwarding or dropping it would change
 // the answer in a way the client cannot notice (a wrong result, a silent
 // safety loss). A preference the target cannot express is dropped or
@@ -84,14 +84,23 @@
 // Chat upstream takes no reasoning input; Anthropic takes only signed
 // thinking (unsigned thinking, e.g. a Gemini thought without signature, is
 // left out) and redacted_thinking only comes from and goes to Anthropic;
-// Responses takes reasoning items only with encrypted_content. Signatures
-// travel: Anthropic thinking.signature <-> Responses reasoning
-// encrypted_content <-> Gemini thoughtSignature (put on the first answer part
-// after the thinking: the first functionCall of a step, else the text; a
-// signature on a Gemini answer part becomes the signature of the thought
-// before it). A Gemini 3 function call replayed without a signature (the
-// client family had no place for it) gets Google's documented sentinel
-// "skip_thought_signature_validator".
+// Responses takes reasoning items only with encrypted_content. A signature
+// is valid only at the upstream that minted it (docs/reasoning.md), so
+// signatures do not travel between families: every signature a client is
+// handed carries its upstream in a tag (package signature; the response
+// and stream converters add it, ResponseOptions.Origin and
+// StreamOptions.Origin), and a request sends one only back to the channel
+// that minted it, byte for byte (RequestOptions.Origin); any other is left
+// out with a note, the thinking then treated as unsigned. Toward Gemini
+// the signature goes on the first answer part after the thinking (the first
+// functionCall of a step, else the text; a signature on a Gemini answer
+// part becomes the signature of the thought before it), and a Gemini 3
+// function call left without one (the client family had no place for it,
+// or it was another upstream's) gets Google's documented sentinel
+// "skip_thought_signature_validator" on the first call of its step. Toward
+// Anthropic with thinking on, a tool loop in progress whose assistant turn
+// has no thinking Anthropic signed is sent with thinking off for that
+// request (Anthropic refuses it otherwise), with a note.
 //
 // Mappings that look lossy but keep the meaning:
 //
@@ -316,8 +325,8 @@
 //
 //	left out                                           for clients
 //	thinking signatures, redacted thinking             openai chat (no field)
-//	redacted thinking; a signature that is not         gemini (its SDKs reject a chunk whose
-//	standard base64 (Responses encrypted_content)      thoughtSignature is not base64)
+//	redacted thinking; an untagged signature that is   gemini (its SDKs reject a chunk whose
+//	not standard base64 (tagged ones are encoded)      thoughtSignature is not base64)
 //	Anthropic server tool blocks (server_tool_use,     all others
 //	web_search_tool_result, …); Responses items other
 //	than message, reasoning, function_call,

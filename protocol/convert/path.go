@@ -6,7 +6,7 @@ import "strconv"
 // for error messages. The decoders hand it down for every message, block
 // and part of a request; it becomes text only when an error is written
 // (fmt's %s calls String), where a fmt.Sprintf per element was a twentieth
-// of converting an agent's request (perf, issue 12).
+// of converting an agent's request (perf).
 type at struct {
 	n     int
 	names [4]string

@@ -19,7 +19,7 @@ func TestAtReadsAsSprintf(t *testing.T) {
 			"contents[1].parts[0].functionResponse.parts[4].inlineData"},
 		{at{}, ""},
 	} {
-		if s := fmt.Sprintf("%s", c.got); s != c.want {
+		if s := c.got.String(); s != c.want {
 			t.Errorf("%s, want %s", s, c.want)
 		}
 	}

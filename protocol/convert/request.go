@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/ccload/ccload/protocol"
+	"github.com/ccload/ccload/protocol/signature"
 
 	"github.com/tidwall/gjson"
 )
@@ -43,10 +44,17 @@ type RequestOptions struct {
 	// operator opts in.
 	HostedSearch bool
 	// Checked says the caller has found body to be one valid JSON object
-	// already (the engine's admission does, issue 16), so RequestWith
+	// already (the engine's admission does), so RequestWith
 	// does not check it again: a second walk of every byte, about a sixth
-	// of converting an agent's request (perf, issue 12).
+	// of converting an agent's request (perf).
 	Checked bool
+	// Origin is the upstream the request goes to (its family and channel):
+	// a reasoning signature in the client's history reaches it only when
+	// that upstream minted it (signature.For); every other is left out.
+	Origin signature.Origin
+	// DropSignatures leaves out every signature: the retry after an
+	// upstream refused one (docs/reasoning.md).
+	DropSignatures bool
 }
 
 // RequestWith is Request with options. It also returns the conversion notes:
@@ -75,6 +83,7 @@ func RequestWith(from, to protocol.Family, body []byte, model string, stream boo
 	if err := r.checkToolNames(); err != nil {
 		return nil, nil, err
 	}
+	r.resolveSignatures(from, to, opt.Origin)
 	out, err := enc(&r)
 	return out, r.Notes, err
 }

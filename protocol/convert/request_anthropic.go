@@ -456,6 +456,10 @@ func rqEncodeAnthropic(r *Req) ([]byte, error) {
 		w.endArr()
 		rqAnthEncodeToolChoice(w, r)
 	}
+	if r.Reasoning.set() && r.Reasoning.Effort != "none" && rqAnthUnsignedLoop(r) {
+		r.note("thinking is off for this request: the tool loop in progress has no thinking signed by Anthropic before its tool call, which Anthropic requires while thinking is on")
+		r.Reasoning = Reasoning{}
+	}
 	thinking, err := rqAnthEncodeReasoning(w, r, maxTokens)
 	if err != nil {
 		return nil, err

@@ -79,15 +79,6 @@ func (w *reqJSON) kopt(k, v string) {
 	}
 }
 
-// rawObject writes v (JSON object text) or {} when it is empty.
-func (w *reqJSON) rawObject(v string) {
-	if v == "" {
-		w.raw("{}")
-		return
-	}
-	w.raw(v)
-}
-
 // rqAppendString appends s as a JSON string (protocol.AppendJSONString).
 func rqAppendString(b []byte, s string) []byte { return protocol.AppendJSONString(b, s) }
 

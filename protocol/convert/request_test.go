@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/ccload/ccload/protocol"
+	"github.com/ccload/ccload/protocol/signature"
 )
 
 // The -update flag rewrites the want sections. Other golden tests of this
@@ -46,8 +47,11 @@ type reqCase struct {
 	in     []byte
 	model  string
 	stream bool
-	opt    RequestOptions    // header "hosted_search: true"
-	wants  map[string][]byte // section name -> content
+	opt    RequestOptions // header "hosted_search: true"
+	// channel (header "channel: name") is the upstream channel each target
+	// is sent to: signatures it minted (tagged with it) go back to it.
+	channel string
+	wants   map[string][]byte // section name -> content
 }
 
 func TestRequestTables(t *testing.T) {
@@ -77,6 +81,9 @@ func TestRequestGolden(t *testing.T) {
 					continue
 				}
 				paths[string(c.from)+"-"+string(to)]++
+				if c.channel != "" {
+					c.opt.Origin = signature.NewOrigin(to, c.channel)
+				}
 				out, notes, err := RequestWith(c.from, to, c.in, c.model, c.stream, c.opt)
 				if updateGolden() {
 					delete(c.wants, "want."+string(to)+".json")
@@ -172,6 +179,8 @@ func loadReqCases(t testing.TB) []*reqCase {
 				c.model = strings.TrimSpace(v)
 			case "stream":
 				c.stream = strings.TrimSpace(v) == "true"
+			case "channel":
+				c.channel = strings.TrimSpace(v)
 			case "hosted_search":
 				c.opt.HostedSearch = strings.TrimSpace(v) == "true"
 			}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/ccload/ccload/protocol"
 	"github.com/ccload/ccload/protocol/jsonwalk"
+	"github.com/ccload/ccload/protocol/signature"
 )
 
 // ErrUpstreamBody reports an upstream non-stream body that cannot be read as
@@ -25,17 +26,33 @@ var ErrUpstreamBody = errors.New("unreadable upstream response")
 // family, one encoder per client family, the same blocks, stop reasons and
 // usage as the streams (doc.go has the tables).
 func Response(from, to protocol.Family, body []byte, model string) ([]byte, error) {
-	return response(from, to, body, model, nil, sysClock{})
+	return response(from, to, body, model, ResponseOptions{}, sysClock{})
 }
 
 // ResponseFor is Response for the client request req, so that calls to the
 // tools it offered in shapes the upstream lacks (a Responses client's
 // namespaced and custom tools) come back in its own shapes.
 func ResponseFor(from, to protocol.Family, body []byte, model string, req []byte) ([]byte, error) {
-	return response(from, to, body, model, req, sysClock{})
+	return response(from, to, body, model, ResponseOptions{Request: req}, sysClock{})
 }
 
-func response(from, to protocol.Family, body []byte, model string, req []byte, clk clock) ([]byte, error) {
+// ResponseOptions are what a response conversion knows of the exchange.
+type ResponseOptions struct {
+	// Request is the client's request body (see ResponseFor).
+	Request []byte
+	// Origin is the upstream that answered: every reasoning signature the
+	// client is handed is tagged with it (package signature), so that the
+	// next turn can tell which upstream may verify it.
+	Origin signature.Origin
+}
+
+// ResponseWith is Response with options.
+func ResponseWith(from, to protocol.Family, body []byte, model string, opt ResponseOptions) ([]byte, error) {
+	return response(from, to, body, model, opt, sysClock{})
+}
+
+func response(from, to protocol.Family, body []byte, model string, opt ResponseOptions, clk clock) ([]byte, error) {
+	req := opt.Request
 	if from == to {
 		return body, nil
 	}
@@ -55,6 +72,7 @@ func response(from, to protocol.Family, body []byte, model string, req []byte, c
 		return nil, err
 	}
 	m.normalise()
+	m.tagSignatures(opt.Origin)
 	mt := meta{model: model, clk: clk, tools: clientToolsOf(to, req)}
 	mt.start(&event{id: jsonLit(m.id), created: m.created})
 	return enc(nil, &m, &mt), nil
@@ -95,6 +113,20 @@ type respBlock struct {
 	sig      string // thinking signature
 	id, name string // tool call
 	args     string // tool call arguments, a JSON object text
+}
+
+// tagSignatures tags the signatures and redacted thinking of the answer
+// with the upstream that minted them.
+func (m *respMsg) tagSignatures(o signature.Origin) {
+	for i := range m.blocks {
+		b := &m.blocks[i]
+		switch b.kind {
+		case blockThinking:
+			b.sig = o.Tag(b.sig)
+		case blockRedacted:
+			b.text = o.Tag(b.text)
+		}
+	}
 }
 
 // addText appends text of a text or thinking block, extending the last

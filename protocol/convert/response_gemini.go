@@ -1,7 +1,7 @@
 package convert
 
 import (
-	"encoding/base64"
+	"github.com/ccload/ccload/protocol/signature"
 	"strconv"
 
 	"github.com/tidwall/gjson"
@@ -31,22 +31,16 @@ func GeminiCallID(name string, index int) string {
 }
 
 // GeminiThoughtSignature returns the thoughtSignature a Gemini client is
-// sent for a signature of another family (an Anthropic thinking signature,
-// a Responses encrypted_content), and whether it can be sent at all. Gemini
-// SDKs decode thoughtSignature as standard base64 bytes and reject the whole
-// chunk when it is not, so a signature goes out as it is when it is
-// standard base64 (Anthropic's are, and the request side passes a Gemini
-// client's thoughtSignature back unchanged) and is left out otherwise
-// (Responses encrypted_content uses the URL-safe alphabet): the client then
-// replays the turn without it, losing the reasoning context, not the turn.
+// sent for a signature of another family, and whether it can be sent at
+// all. Gemini SDKs decode thoughtSignature as standard base64 bytes and
+// reject the whole chunk when it is not. A tagged signature always can be:
+// its original is encoded when it is not standard base64 (a Responses
+// encrypted_content uses the URL-safe alphabet; see package signature). An
+// untagged one goes out as it is when it is standard base64 and is left out
+// otherwise: the client then replays the turn without it, losing the
+// reasoning context, not the turn.
 func GeminiThoughtSignature(sig string) (string, bool) {
-	if sig == "" || len(sig)%4 != 0 {
-		return "", false
-	}
-	if _, err := base64.StdEncoding.DecodeString(sig); err != nil {
-		return "", false
-	}
-	return sig, true
+	return signature.Base64(sig)
 }
 
 // geminiResponseIn reads a Gemini GenerateContentResponse (candidate 0).

@@ -14,7 +14,7 @@ func TestResponseGolden(t *testing.T) {
 		t.Run(goldenName(path), func(t *testing.T) {
 			from, to := goldenPair(t, path)
 			ar := readArchive(t, path)
-			got, err := response(from, to, ar.get(t, "in.json"), testModel, ar.opt("request.json"), testClock{})
+			got, err := response(from, to, ar.get(t, "in.json"), testModel, ResponseOptions{Request: ar.opt("request.json"), Origin: goldenOrigin(from)}, testClock{})
 			if goldenUpdate() {
 				if err == nil {
 					var ind bytes.Buffer

@@ -9,6 +9,7 @@ import (
 
 	"github.com/ccload/ccload/protocol"
 	"github.com/ccload/ccload/protocol/jsonwalk"
+	"github.com/ccload/ccload/protocol/signature"
 )
 
 // Stream converts an upstream SSE stream, event by event, into the client
@@ -47,6 +48,9 @@ type StreamOptions struct {
 	// in shapes the upstream lacks (namespaced and custom tools of a
 	// Responses client) come back in the client's shapes only with it.
 	Request []byte
+	// Origin is the upstream that answers: every reasoning signature the
+	// client is handed is tagged with it (package signature).
+	Origin signature.Origin
 }
 
 // StreamError is the error Event and Close return once the client has been
@@ -223,6 +227,7 @@ type pipe struct {
 
 	started, done bool
 	open          blockKind // the open block, blockNone between blocks
+	sigTagged     bool      // the open block's signature has its tag header
 	tools         int       // tool blocks seen, to report tool_use
 	usage         Usage
 }
@@ -310,7 +315,10 @@ func (p *pipe) blockStart(k blockKind, id, name, raw string) {
 	if k == blockTool {
 		p.tools++
 	}
-	p.open = k
+	p.open, p.sigTagged = k, false
+	if k == blockRedacted {
+		raw = p.tagLit(raw)
+	}
 	p.ev = event{kind: evBlockStart, block: k, id: id, name: name, raw: raw}
 	p.buf = p.enc.encode(p.buf, &p.ev)
 }
@@ -330,8 +338,24 @@ func (p *pipe) delta(d deltaKind, lit string) {
 		}
 		p.blockStart(want, "", "", "")
 	}
+	if d == deltaSignature && !p.sigTagged {
+		// A signature may come in fragments: the header goes before the
+		// first, which is all a tag needs (package signature).
+		p.sigTagged = true
+		lit = p.tagLit(lit)
+	}
 	p.ev = event{kind: evDelta, delta: d, raw: lit}
 	p.buf = p.enc.encode(p.buf, &p.ev)
+}
+
+// tagLit puts the origin's tag header inside a non-empty JSON string
+// literal (the start of a signature or of redacted thinking data).
+func (p *pipe) tagLit(lit string) string {
+	h := p.meta.opt.Origin.Header()
+	if h == "" || !nonEmptyLit(lit) {
+		return lit
+	}
+	return `"` + h + lit[1:]
 }
 
 // blockStop closes the open block, if any.

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/ccload/ccload/protocol"
+	"github.com/ccload/ccload/protocol/signature"
 )
 
 // The golden files: testdata/stream/<from>-<to>/<case>.txtar hold
@@ -83,7 +84,7 @@ func TestStreamGolden(t *testing.T) {
 		t.Run(goldenName(path), func(t *testing.T) {
 			from, to := goldenPair(t, path)
 			ar := readArchive(t, path)
-			got, err := runStream(t, from, to, ar.get(t, "in.sse"), StreamOptions{Request: ar.opt("request.json")})
+			got, err := runStream(t, from, to, ar.get(t, "in.sse"), StreamOptions{Request: ar.opt("request.json"), Origin: goldenOrigin(from)})
 			if goldenUpdate() {
 				ar.set("want.sse", got)
 				ar.set("error", errText(err))
@@ -344,4 +345,10 @@ func writeArchive(t *testing.T, path string, a *archive) {
 	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// goldenOrigin is the upstream of the response and stream goldens: the
+// signatures their clients are handed carry its tag.
+func goldenOrigin(from protocol.Family) signature.Origin {
+	return signature.NewOrigin(from, "golden")
 }

@@ -185,7 +185,7 @@ func TestSDKParsesConvertedResponses(t *testing.T) {
 					continue
 				}
 				ok := t.Run(fmt.Sprintf("%s-%s/%s", from, to, name), func(t *testing.T) {
-					out, err := response(from, to, in, testModel, nil, testClock{})
+					out, err := response(from, to, in, testModel, ResponseOptions{}, testClock{})
 					if err != nil {
 						t.Fatalf("conversion failed: %v", err)
 					}

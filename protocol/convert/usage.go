@@ -47,7 +47,7 @@ func UsageOf(f protocol.Family, body []byte) Usage {
 	switch f {
 	case protocol.Anthropic:
 		// Found in place: gjson.GetBytes copies what it finds, and this
-		// runs on every answer (perf, issue 12).
+		// runs on every answer (perf).
 		var a anthropicCounts
 		a.mergeRaw(jsonwalk.Member(jsonwalk.View(body), "usage"))
 		return a.usage()
@@ -136,7 +136,7 @@ func (a *anthropicCounts) mergeRaw(raw string) {
 		}
 	}
 	// One walk over the members: a Get per field walked the object six
-	// times on every request (perf, issue 12). jsonwalk, not gjson: see
+	// times on every request (perf). jsonwalk, not gjson: see
 	// its package comment.
 	jsonwalk.Members(raw, func(k, v string) bool {
 		switch k {

@@ -13,7 +13,7 @@ import (
 // agent's body is mostly long strings: prompts, tool schemas, file
 // contents. gjson's ForEach and Array find the end of every member and
 // element by stepping through each byte of it (squash), which was a third
-// of converting a Claude Code request (perf, issue 12). forEach and
+// of converting a Claude Code request (perf). forEach and
 // elements walk with jsonwalk instead, jumping from quote to quote, and
 // hand over the same Results.
 

@@ -18,14 +18,42 @@ func Valid(s string) bool { return ValidMembers(s, nil) }
 // agent's request was a third of what the two cost. fn may have been
 // called for the members before a fault.
 func ValidMembers(s string, fn func(key, val string)) bool {
+	ok, _ := walkValid(s, fn, nil)
+	return ok
+}
+
+// ValidUnique is ValidMembers that also finds a key written twice in one
+// object, at any depth (RFC 8259 §4: such a document's meaning is
+// unpredictable, as parsers keep the first or the last). dup is the first
+// such key, unescaped, and "" when there is none; a document with one is
+// still reported valid.
+func ValidUnique(s string, fn func(key, val string)) (ok bool, dup string) {
+	// The first backing arrays live on the stack: no allocation for
+	// the bodies clients send.
+	var (
+		keys  [32]string
+		marks [16]int
+		maps  [16]map[string]bool
+	)
+	k := keySet{keys: keys[:0], start: marks[:0], big: maps[:0]}
+	ok, dup = walkValid(s, fn, &k)
+	return ok, dup
+}
+
+// walkValid is ValidMembers; with keys set it also looks for duplicates.
+func walkValid(s string, fn func(key, val string), keys *keySet) (bool, string) {
 	var small [64]byte
 	open := small[:0] // '{' or '[' per level
 	// A member of the outermost object is under way: its key, and where
 	// its value starts.
 	var key string
 	member, valStart := false, 0
+	dup := ""
 	startMember := func(i int) int {
 		i, k := memberKey(s, i)
+		if keys != nil && i >= 0 && dup == "" {
+			dup = keys.add(k)
+		}
 		if fn != nil && len(open) == 1 && i >= 0 {
 			key, member, valStart = k, true, i
 		}
@@ -35,7 +63,7 @@ func ValidMembers(s string, fn func(key, val string)) bool {
 	for {
 		// A value starts at i.
 		if i >= len(s) {
-			return false
+			return false, dup
 		}
 		switch c := s[i]; c {
 		case '{', '[':
@@ -47,30 +75,33 @@ func ValidMembers(s string, fn func(key, val string)) bool {
 				break
 			}
 			if c == '{' {
+				if keys != nil {
+					keys.open()
+				}
 				if i = startMember(i); i < 0 {
-					return false
+					return false, dup
 				}
 			}
 			continue
 		case '"':
 			if i = validString(s, i); i < 0 {
-				return false
+				return false, dup
 			}
 		case 't':
 			if i = literal(s, i, "true"); i < 0 {
-				return false
+				return false, dup
 			}
 		case 'f':
 			if i = literal(s, i, "false"); i < 0 {
-				return false
+				return false, dup
 			}
 		case 'n':
 			if i = literal(s, i, "null"); i < 0 {
-				return false
+				return false, dup
 			}
 		default:
 			if i = validNumber(s, i); i < 0 {
-				return false
+				return false, dup
 			}
 		}
 		// A value ended at i: close what it ends, then expect the next.
@@ -81,24 +112,27 @@ func ValidMembers(s string, fn func(key, val string)) bool {
 			}
 			i = skipSpace(s, i)
 			if len(open) == 0 {
-				return i == len(s)
+				return i == len(s), dup
 			}
 			if i >= len(s) {
-				return false
+				return false, dup
 			}
 			top := open[len(open)-1]
 			if s[i] == top+2 {
+				if keys != nil && top == '{' {
+					keys.close()
+				}
 				open = open[:len(open)-1]
 				i++
 				continue
 			}
 			if s[i] != ',' {
-				return false
+				return false, dup
 			}
 			i = skipSpace(s, i+1)
 			if top == '{' {
 				if i = startMember(i); i < 0 {
-					return false
+					return false, dup
 				}
 			}
 			break

@@ -1,5 +1,5 @@
 // Package passthrough holds what ccload knows of the OpenAI endpoints it
-// relays natively, without conversion to another family (issue 13):
+// relays natively, without conversion to another family:
 // embeddings, legacy completions, images, audio and moderations. Their
 // paths and body kinds, the `model` field of a multipart form (read and
 // renamed in place), and the usage their answers report.
@@ -42,16 +42,6 @@ var endpoints = map[string]*Endpoint{
 func Lookup(path string) (*Endpoint, bool) {
 	ep, ok := endpoints[strings.TrimPrefix(path, "/v1")]
 	return ep, ok
-}
-
-// Paths lists the client paths served (in their /v1 form), in no
-// particular order.
-func Paths() []string {
-	out := make([]string, 0, len(endpoints))
-	for p := range endpoints {
-		out = append(out, "/v1"+p)
-	}
-	return out
 }
 
 // URL joins a channel URL and the endpoint path as protocol.UpstreamURL

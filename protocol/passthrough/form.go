@@ -3,6 +3,7 @@ package passthrough
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"mime"
 	"strings"
 )
@@ -25,11 +26,18 @@ func Boundary(contentType string) (string, error) {
 }
 
 // FormField returns the value of the form field name ("" and false when
-// the body has no such field, an error when it is not well formed).
+// the body has no such field, an error when it is not well formed or has
+// the field twice: ccload reads the first, an upstream may read the last,
+// so a second "model" would reach a model the token may not use).
 func FormField(body []byte, boundary, name string) (string, bool, error) {
 	start, end, err := locate(body, boundary, name)
 	if err != nil || start < 0 {
 		return "", false, err
+	}
+	if again, _, err := locateFrom(body, boundary, name, end); err != nil {
+		return "", false, err
+	} else if again >= 0 {
+		return "", false, fmt.Errorf("the form has the field %q twice", name)
 	}
 	return string(body[start:end]), true, nil
 }
@@ -54,9 +62,23 @@ var errForm = errors.New("the multipart body is not well formed")
 // byte range, or -1 when no part has that name.
 func locate(body []byte, boundary, name string) (start, end int, err error) {
 	delim := []byte("--" + boundary)
-	next := append([]byte("\r\n"), delim...)
 	i := bytes.Index(body, delim)
 	if i < 0 {
+		return -1, -1, errForm
+	}
+	return locateFrom(body, boundary, name, i)
+}
+
+// locateFrom is locate from the delimiter that starts at body[at:], which
+// may be the end of a value (its "\r\n" then the delimiter).
+func locateFrom(body []byte, boundary, name string, at int) (start, end int, err error) {
+	delim := []byte("--" + boundary)
+	next := append([]byte("\r\n"), delim...)
+	i := at
+	if bytes.HasPrefix(body[i:], next) {
+		i += 2
+	}
+	if !bytes.HasPrefix(body[i:], delim) {
 		return -1, -1, errForm
 	}
 	pos := i + len(delim)

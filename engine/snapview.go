@@ -1,0 +1,58 @@
+package engine
+
+import (
+	"sync/atomic"
+
+	"github.com/ccload/ccload/config"
+	"github.com/ccload/ccload/engine/failure"
+	"github.com/ccload/ccload/pricing"
+)
+
+// snapView is everything the engine derives from one config snapshot: the
+// credentials that authenticated (auth.go), the redactor that knows the
+// snapshot's secrets (redact.go), its price table (cost.go) and what
+// protocol detection learned under it (detect.go). It is built in one
+// place when the snapshot is swapped in (Engine.Sweep), and one pointer
+// comparison tells a request whether the view it finds is of its snapshot;
+// a reload therefore starts all four afresh together.
+type snapView struct {
+	snap   *config.Snapshot
+	tokens tokenCache
+	red    *failure.Redactor
+	detect *detector
+	// over is the file's pricing: entries; the table is rebuilt from them
+	// only when the price catalog's copy changes (Engine.Prices).
+	over   map[string]pricing.Price
+	prices atomic.Pointer[priceBuild]
+}
+
+func (e *Engine) newSnapView(snap *config.Snapshot) *snapView {
+	v := &snapView{
+		snap:   snap,
+		red:    failure.NewRedactor(snapshotSecrets(snap)),
+		detect: newDetector(),
+		over:   make(map[string]pricing.Price, len(snap.Pricing)),
+	}
+	for name, p := range snap.Pricing {
+		v.over[name] = pricing.Price{Input: p.Input, Output: p.Output, CacheRead: p.CacheRead, CacheWrite: p.CacheWrite}
+	}
+	v.priceTable(e.catalogPrices())
+	return v
+}
+
+// view is the view of snap. Sweep builds it on a swap; when nothing
+// announced the swap, the first request on the new snapshot builds it. A
+// request still running on a replaced snapshot gets a private view: what
+// it learns is about a config no longer in force.
+func (e *Engine) view(snap *config.Snapshot) *snapView {
+	for {
+		v := e.views.Load()
+		if v != nil && v.snap == snap {
+			return v
+		}
+		if e.cfg != nil && e.cfg.Current() != snap {
+			return e.newSnapView(snap)
+		}
+		e.views.CompareAndSwap(v, e.newSnapView(snap))
+	}
+}
