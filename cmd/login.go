@@ -266,6 +266,26 @@ func importCodexAuth(file string, now time.Time) (account.Credential, error) {
 	if err := json.Unmarshal(b, &v); err != nil {
 		return account.Credential{}, fmt.Errorf("%s is not a Codex auth.json: %v", file, err)
 	}
+	if v.Tokens == nil {
+		// A flat credential object, as gateways such as ccLoad keep it
+		// (its oauth_credential column): the same token fields at the top.
+		var flat struct {
+			IDToken          string `json:"id_token"`
+			AccessToken      string `json:"access_token"`
+			RefreshToken     string `json:"refresh_token"`
+			AccountID        string `json:"account_id"`
+			ChatGPTAccountID string `json:"chatgpt_account_id"`
+		}
+		if json.Unmarshal(b, &flat) == nil && flat.AccessToken != "" {
+			idJSON, _ := json.Marshal(flat.IDToken)
+			v.Tokens = &struct {
+				IDToken      json.RawMessage `json:"id_token"`
+				AccessToken  string          `json:"access_token"`
+				RefreshToken string          `json:"refresh_token"`
+				AccountID    string          `json:"account_id"`
+			}{idJSON, flat.AccessToken, flat.RefreshToken, firstNonEmpty(flat.AccountID, flat.ChatGPTAccountID)}
+		}
+	}
 	if v.Tokens == nil || v.Tokens.AccessToken == "" {
 		return account.Credential{}, fmt.Errorf("%s has no ChatGPT tokens (signed in with an API key?)", file)
 	}
@@ -345,6 +365,15 @@ func codexDeviceLogin(ctx context.Context, opts *LoginOptions, ch *config.Channe
 		}
 		return account.FromTokens(ch.OAuth, tok, account.Credential{}, opts.Now()), nil
 	}
+}
+
+func firstNonEmpty(ss ...string) string {
+	for _, s := range ss {
+		if s != "" {
+			return s
+		}
+	}
+	return ""
 }
 
 func parseInterval(raw json.RawMessage) time.Duration {
