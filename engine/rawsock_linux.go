@@ -1,3 +1,5 @@
+//go:build linux && !ccload_portable
+
 package engine
 
 import (
@@ -13,7 +15,7 @@ import (
 // with nothing to read or a write into a full buffer returns EAGAIN, and
 // RawConn then waits in the netpoller as net.Conn does.
 //
-// Why (perf, issue 12): a write on loopback runs the receiver's TCP input
+// Why (perf): a write on loopback runs the receiver's TCP input
 // too and can take 20–50 µs. Through net.Conn it is a blocking system
 // call, so the runtime's monitor thread (sysmon) finds the P in a system
 // call, hands it to another thread, and, having found work, keeps waking
