@@ -5,7 +5,6 @@ import (
 	"net/netip"
 	"sync"
 	"sync/atomic"
-	"syscall"
 )
 
 // hangups tells a request that its client closed the connection while
@@ -14,17 +13,17 @@ import (
 // reads a connection only between requests and reports nothing while its
 // handler runs; a coding agent that gives up on a long answer (the user
 // pressed Esc) would otherwise keep a reasoning model generating, and
-// billing, until its first output or a timeout.
+// billing, until its first output or a timeout. A client that half-closes
+// after sending its request counts as gone, as it does for nginx.
 //
-// One epoll instance watches every accepted connection for the peer's
-// FIN or reset only (EPOLLRDHUP, edge-triggered, no EPOLLIN): data
-// arriving wakes nothing, and a connection costs one epoll_ctl when it is
-// accepted and nothing per request. One goroutine waits on it. A client
-// that half-closes after sending its request counts as gone, as it does
-// for nginx.
+// How a hang-up is noticed is the platform's (hangup_epoll.go: one epoll
+// set for every connection on Linux; hangup_portable.go: a read of the
+// idle connection while a request waits, everywhere else and under the
+// ccload_portable build tag). What is shared is the registry: every
+// accepted connection under an ID, and found again by its address pair.
 type hangups struct {
-	epfd   int
-	nextID atomic.Uint64
+	watcher hangupWatcher // the platform's; its zero value watches nothing
+	nextID  atomic.Uint64
 
 	mu    sync.Mutex
 	conns map[uint64]*aheadConn
@@ -33,27 +32,15 @@ type hangups struct {
 	byAddr sync.Map // connKey -> *aheadConn
 }
 
-// hangupEvents is what the watcher waits for on a connection.
-const hangupEvents = syscall.EPOLLRDHUP | syscall.EPOLLHUP | syscall.EPOLLERR | -syscall.EPOLLET
-
-// processHangups is the one watcher of the process, started by the first
-// Listener; nil when the system has no epoll (the gateway then works as
-// before: a disconnect is seen at the next write).
+// processHangups is the one registry of the process, made by the first
+// Listener; nil when the platform cannot watch connections (the gateway
+// then works as before: a disconnect is seen at the next write).
 var processHangups = sync.OnceValue(newHangups)
 
-func newHangups() *hangups {
-	epfd, err := syscall.EpollCreate1(syscall.EPOLL_CLOEXEC)
-	if err != nil {
-		return nil
-	}
-	h := &hangups{epfd: epfd, conns: map[uint64]*aheadConn{}}
-	go h.run()
-	return h
-}
-
-// watch registers c, which must be open, under a new ID.
-func (h *hangups) watch(c *aheadConn, fd int) {
+// register files c, which must be open, under a new ID.
+func (h *hangups) register(c *aheadConn) {
 	id := h.nextID.Add(1)
+	c.hangups = h
 	c.hangupID = id
 	h.mu.Lock()
 	h.conns[id] = c
@@ -62,20 +49,26 @@ func (h *hangups) watch(c *aheadConn, fd int) {
 		c.addrKey = key
 		h.byAddr.Store(key, c)
 	}
-	ev := syscall.EpollEvent{Events: uint32(hangupEvents), Fd: int32(uint32(id)), Pad: int32(uint32(id >> 32))}
-	if syscall.EpollCtl(h.epfd, syscall.EPOLL_CTL_ADD, fd, &ev) != nil {
-		h.forget(c)
-	}
 }
 
-// forget drops c before its socket closes (closing also takes it out of
-// the epoll set). The ID is never reused, so an event already collected
-// for c finds nothing.
+// forget drops c before its socket closes. The ID is never reused, so a
+// hang-up already collected for c finds nothing.
 func (h *hangups) forget(c *aheadConn) {
 	h.mu.Lock()
 	delete(h.conns, c.hangupID)
 	h.mu.Unlock()
 	h.byAddr.CompareAndDelete(c.addrKey, c)
+}
+
+// hungUp tells the connection filed under id, if still there, that its
+// client left.
+func (h *hangups) hungUp(id uint64) {
+	h.mu.Lock()
+	c := h.conns[id]
+	h.mu.Unlock()
+	if c != nil {
+		c.hungUp()
+	}
 }
 
 // conn is the watched connection between local and remote, nil if none.
@@ -88,28 +81,6 @@ func (h *hangups) conn(local, remote net.Addr) *aheadConn {
 		return c.(*aheadConn)
 	}
 	return nil
-}
-
-func (h *hangups) run() {
-	var events [64]syscall.EpollEvent
-	for {
-		n, err := syscall.EpollWait(h.epfd, events[:], -1)
-		if err == syscall.EINTR {
-			continue
-		}
-		if err != nil {
-			return
-		}
-		for _, ev := range events[:n] {
-			id := uint64(uint32(ev.Fd)) | uint64(uint32(ev.Pad))<<32
-			h.mu.Lock()
-			c := h.conns[id]
-			h.mu.Unlock()
-			if c != nil {
-				c.hungUp()
-			}
-		}
-	}
 }
 
 // connKey names a TCP connection by its address pair.

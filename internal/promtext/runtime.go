@@ -7,7 +7,6 @@ import (
 	"runtime/pprof"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -53,7 +52,8 @@ func GoRuntime(e *Emitter) {
 
 // Process emits the process's CPU time, memory, open files and start time
 // under the Prometheus client's process_* names. On a system without /proc
-// only the start time is there.
+// only the start time and, where there is one, the open-file limit are
+// there.
 func Process(e *Emitter) {
 	start := float64(processStart.UnixMilli()) / 1000
 	if st, ok := readStat(); ok {
@@ -67,9 +67,8 @@ func Process(e *Emitter) {
 	if fds, err := os.ReadDir("/proc/self/fd"); err == nil {
 		e.Gauge("process_open_fds", "Number of open file descriptors.", float64(len(fds)))
 	}
-	var lim syscall.Rlimit
-	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err == nil {
-		e.Gauge("process_max_fds", "Maximum number of open file descriptors.", float64(lim.Cur))
+	if n, ok := maxFDs(); ok {
+		e.Gauge("process_max_fds", "Maximum number of open file descriptors.", float64(n))
 	}
 	e.Gauge("process_start_time_seconds", "Start time of the process since unix epoch in seconds.", start)
 }

@@ -1,3 +1,5 @@
+//go:build linux && !ccload_portable
+
 package engine
 
 import (

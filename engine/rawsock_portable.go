@@ -1,0 +1,12 @@
+//go:build !linux || ccload_portable
+
+package engine
+
+import "net"
+
+// rawSock is Linux's way round the scheduler's system-call hand-offs
+// (rawsock_linux.go). Elsewhere there is none: newRawSock is nil and its
+// callers read and write the net.Conn itself.
+type rawSock struct{ net.Conn }
+
+func newRawSock(net.Conn) *rawSock { return nil }
