@@ -64,6 +64,7 @@ var protected = []struct{ method, url, body string }{
 	{"GET", "/admin/cooldowns", ""},
 	{"POST", "/admin/cooldowns/clear", `{"all":true}`},
 	{"GET", "/admin/tokens", ""},
+	{"GET", "/admin/accounts", ""},
 	{"GET", "/admin/logs", ""},
 	{"GET", "/admin/stats", ""},
 	{"GET", "/admin/active", ""},

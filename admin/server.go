@@ -184,6 +184,7 @@ var routes = map[string]endpoint{
 	"/admin/cooldowns":       {"GET", (*Server).cooldowns, false},
 	"/admin/cooldowns/clear": {"POST", (*Server).clearCooldowns, false},
 	"/admin/tokens":          {"GET", (*Server).tokens, false},
+	"/admin/accounts":        {"GET", (*Server).accounts, false},
 	"/admin/logs":            {"GET", (*Server).logsQuery, false},
 	"/admin/stats":           {"GET", (*Server).stats, false},
 	"/admin/active":          {"GET", (*Server).active, false},

@@ -148,6 +148,9 @@ func checkRun(opts *CheckOptions) error {
 		}
 		return &exitError{code: exitFail, err: errors.New("")}
 	}
+	if err := checkAccounts(opts, snap); err != nil {
+		return err
+	}
 	plan, err := planProbes(snap, opts)
 	if err != nil {
 		return &exitError{code: exitUsage, err: err}

@@ -33,6 +33,11 @@ func planProbes(snap *config.Snapshot, opts *CheckOptions) ([]checkProbe, error)
 		}
 	}
 	for _, ch := range snap.Channels {
+		if ch.OAuth != "" {
+			// Accounts are checked by their state (ccload accounts), not
+			// by spending a subscription's quota on probes.
+			continue
+		}
 		if len(opts.Channels) > 0 && slices.Contains(opts.Channels, ch.Name) || len(opts.Channels) == 0 && ch.Enabled {
 			chans = append(chans, ch)
 		}

@@ -80,6 +80,7 @@ against a built-in mock upstream); docs: https://github.com/ccload/ccload#docume
 	root.AddCommand(NewCmdServe(f, nil), NewCmdCheck(f, nil), NewCmdMockUpstream(f, nil), NewCmdDemo(f, nil))
 	root.AddCommand(NewCmdLogs(f, nil), NewCmdChannels(f, nil), NewCmdTokens(f, nil), NewCmdImport(f, nil), NewCmdTop(f, nil))
 	root.AddCommand(NewCmdInit(f, nil), NewCmdVersion(f))
+	root.AddCommand(NewCmdLogin(f, nil), NewCmdLogout(f, nil), NewCmdAccounts(f, nil))
 	return root
 }
 

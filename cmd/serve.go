@@ -131,8 +131,9 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 	member := cluster.New(cluster.Options{Store: st, Version: opts.version(), Clock: opts.Clock, Logger: log,
 		Hostname: opts.Hostname,
 		InFlight: func() int64 { return eng.InFlight() }})
+	accounts := newAccountPool(ctx, st, snap, opts.Clock, log)
 	eng = engine.New(engine.Options{Config: src, Logs: metrics.Sink(logs), Cooldowns: cds, Costs: st, Logger: log, Clock: opts.Clock, Catalog: prices,
-		Retention: retention, Spend: st, SharedSpend: snap.Storage.Shared})
+		Retention: retention, Spend: st, SharedSpend: snap.Storage.Shared, Accounts: accounts})
 	adm := admin.New(admin.Options{Config: src, Engine: eng, Store: shared.adminStore(st), Logs: logs, Metrics: metrics, Clock: opts.Clock, Logger: log, WarmStats: true, PriceCatalog: prices,
 		Cluster: member})
 	eng.SetObserver(adm.MayObserve)
@@ -174,12 +175,14 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 	}
 	reloadOnHangUp(g, src, log)
 	g.loop(eng.RunChecks)
+	g.loop(func(ctx context.Context) { accounts.Run(ctx, accountPoll) }) // sign-ins, sign-outs and refreshes from elsewhere
 	g.loop(retention.Run)
 	catalogCtx, stopCatalog := context.WithCancel(context.Background())
 	g.onStop(stopCatalog)
 	startCatalog(catalogCtx, prices, src, log)
 	src.OnSwap(func(_, cur *config.Snapshot) {
 		eng.Sweep(cur)
+		setAccountKey(accounts, cur)
 		if name, ok := demoTokenIn(cur); ok && !opts.AllowDemoToken {
 			log.Error("SECURITY: the reloaded config accepts the public demo token; anyone can use this gateway with it. Delete it.", "token", name, "demo_token", demoToken)
 		}
@@ -213,6 +216,10 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 		if err := srv.ShutdownWithContext(sctx); err != nil {
 			log.Warn("in-flight requests did not finish within the grace period", "err", err)
 		}
+		// A stop right after the start can come before Serve took the
+		// listener, and Shutdown closes only the listeners it knows:
+		// closing it here makes that Serve return at once.
+		ln.Close()
 	})
 	g.onStop(adm.Close) // event streams would hold the shutdown for the whole grace period
 	if opts.Ready != nil {

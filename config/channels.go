@@ -76,6 +76,11 @@ var channelFields = fields[Channel]{
 	boolField("websockets", func(c *Channel) *bool { return &c.WebSockets }),
 	boolField("affinity", func(c *Channel) *bool { return &c.Affinity }),
 	boolField("debug", func(c *Channel) *bool { return &c.Debug }),
+	{"oauth", decodeOAuth},
+	{"credentials", decodeCredentials},
+	{"accounts", decodeAccounts},
+	strField("oauth_issuer", func(c *Channel) *string { return &c.OAuthIssuer }),
+	strField("oauth_client_id", func(c *Channel) *string { return &c.OAuthClientID }),
 }
 
 // decodeChannels reads `channels:` in file order and checks what needs the
@@ -98,6 +103,13 @@ func decodeChannels(d *decoder, n *yaml.Node, p string, s *Snapshot) {
 		} else {
 			first[c.Name] = ip
 		}
+		oauth := finishOAuth(d, item, ip, seen, c) || finishClientCredentials(d, seen, ip, c)
+		if oauth {
+			if d.oauthNodes == nil {
+				d.oauthNodes = map[*Channel]*yaml.Node{}
+			}
+			d.oauthNodes[c] = seen["oauth"]
+		}
 		if c.Enabled {
 			// Report a missing part only when nothing was written: an entry
 			// that failed to decode was reported already.
@@ -108,7 +120,9 @@ func decodeChannels(d *decoder, n *yaml.Node, p string, s *Snapshot) {
 				}
 			}
 			need("urls", "URL (urls: [https://...])", len(c.URLs))
-			need("keys", "key (keys: [...])", len(c.Keys))
+			if !oauth {
+				need("keys", "key (keys: [...])", len(c.Keys))
+			}
 			need("models", "model (models: [...])", len(c.Models))
 		}
 		if c.Check != nil && !slices.ContainsFunc(c.Models, func(m Model) bool {

@@ -37,6 +37,9 @@ type decoder struct {
 	probs   Problems
 	aliases int
 	refs    []channelRef // token channel names, checked once every channel is known
+	// oauthNodes are the `oauth:` values, where a missing
+	// server.secret_key is reported.
+	oauthNodes map[*Channel]*yaml.Node
 }
 
 // addf records a problem at n, prefixed by the dotted path of the value.

@@ -55,6 +55,7 @@ func Parse(file string, data []byte, env Env) (*Snapshot, error) {
 		d.addf(at, "", `version is required (add "version: 1" at the top)`)
 	}
 	d.checkRefs(s)
+	d.checkSecretKey(s)
 	if len(d.probs) > 0 {
 		d.probs.Sort()
 		return nil, d.probs

@@ -267,3 +267,33 @@ func mustParse(t *testing.T, yml string) *Snapshot {
 	}
 	return s
 }
+
+// TestOAuthChannel: an oauth channel gets the provider's defaults, the
+// Codex endpoint, and one key placeholder per account, so that key
+// selection and cooldowns treat accounts as keys.
+func TestOAuthChannel(t *testing.T) {
+	s, err := Load("testdata/good/oauth.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := s.Channel("chatgpt")
+	if c.OAuthIssuer != "https://auth.openai.com" || c.OAuthClientID == "" {
+		t.Errorf("defaults: issuer %q client %q", c.OAuthIssuer, c.OAuthClientID)
+	}
+	if len(c.URLs) != 1 || c.URLs[0].URL != "https://chatgpt.com/backend-api/codex/responses" || !c.URLs[0].Exact {
+		t.Errorf("urls = %+v", c.URLs)
+	}
+	if len(c.Keys) != 2 || c.Keys[1] != AccountKey("bob") {
+		t.Errorf("keys = %v", c.Keys)
+	}
+	if a, ok := AccountOf(c.Keys[0]); !ok || a != "alice" {
+		t.Errorf("AccountOf = %q %v", a, ok)
+	}
+	m := s.Channel("codex-mock")
+	if m.OAuthIssuer != "http://127.0.0.1:1455" || m.URLs[0].URL != "http://127.0.0.1:1456/backend-api/codex/responses" {
+		t.Errorf("mock channel: %q %+v", m.OAuthIssuer, m.URLs)
+	}
+	if b, ok := ParseSecretKey(s.Server.SecretKey.Reveal()); !ok || len(b) != 32 {
+		t.Error("secret key not parsed")
+	}
+}

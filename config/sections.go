@@ -123,6 +123,7 @@ var serverFields = fields[Server]{
 	}},
 	secretField("admin_password", func(s *Server) *Secret { return &s.AdminPassword }),
 	secretField("metrics_token", func(s *Server) *Secret { return &s.MetricsToken }),
+	{"secret_key", decodeSecretKey},
 	{"max_body_bytes", func(d *decoder, n *yaml.Node, p string, s *Server) {
 		if z, ok := d.size(n, p); ok && z == 0 {
 			d.addf(n, p, "must be greater than 0")

@@ -77,6 +77,9 @@ type Server struct {
 	// DebugMaxBytes cuts each body a debug capture keeps (the
 	// upstream request and response of a channel or token with debug: true).
 	DebugMaxBytes Size
+	// SecretKey encrypts the credentials of signed-in accounts in the
+	// database (ParseSecretKey gives its 32 bytes).
+	SecretKey Secret
 }
 
 // Storage is the `storage:` section.
@@ -178,6 +181,18 @@ type Channel struct {
 	// Debug captures the upstream requests and responses of every request
 	// this channel serves, stored with the log row.
 	Debug bool
+
+	// OAuth names the subscription provider whose signed-in accounts are
+	// this channel's credentials (OAuthCodex, OAuthXAI), "" for keys.
+	// Keys then holds one AccountKey placeholder per account, in order.
+	OAuth         string
+	Accounts      []string
+	OAuthIssuer   string // the provider's sign-in server, no trailing slash
+	OAuthClientID string
+	// Credentials is CredentialsClient when the channel forwards the
+	// client's own Anthropic credential (a Claude subscription sign-in)
+	// instead of using keys; Keys then holds ClientKey.
+	Credentials string
 }
 
 // URL is one base URL of a channel.

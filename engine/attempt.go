@@ -112,6 +112,7 @@ func (e *Engine) tryRoute(ctx *fasthttp.RequestCtx, r *request, c candidate, p *
 		}
 	}()
 	keys, urls := e.attemptOrder(r, c)
+	retried := false // an account's expired token renewed once (accounts.go)
 	for ki, ui := 0, 0; ki < len(keys) && ui < len(urls) && r.mayAttempt(e.clock.Now()); {
 		if r.gone.Load() {
 			return nil, e.abandoned(ctx, r)
@@ -130,7 +131,11 @@ func (e *Engine) tryRoute(ctx *fasthttp.RequestCtx, r *request, c candidate, p *
 		if r.ranOutOfTime(*res, e.clock.Now()) {
 			return last, false // the request's deadline, not the route: nothing cools
 		}
-		if !res.miss {
+		retry, handled := e.accountAnswer(r, c.route, keys[ki], res, &retried)
+		if retry {
+			continue
+		}
+		if !res.miss && !handled {
 			e.failed(r, c.route, keys[ki], urls[ui], res.outcome)
 		}
 		switch res.outcome.Scope {
@@ -270,6 +275,9 @@ func (e *Engine) attemptAs(ctx *fasthttp.RequestCtx, r *request, rt config.Route
 		return attemptResult{done: true}
 	}
 	c := e.newCall(r, rt, ki, ui, up, body, at)
+	if failed := e.accountFor(r, c); failed != nil {
+		return *failed
+	}
 	var s sent
 	if r.socket && ch.WebSockets && up == protocol.Responses && ch.Proxy == "" {
 		c.timers.arm()
@@ -316,6 +324,11 @@ func (e *Engine) bodyFor(ctx *fasthttp.RequestCtx, r *request, rt config.Route, 
 	at.note(notes)
 	if err == nil {
 		body, err = rewriteBody(rt.Channel.Rewrite.Body, body)
+	}
+	if err == nil && up == protocol.Responses {
+		var dialect []string
+		body, dialect, err = codexDialect(rt.Channel, body)
+		at.note(dialect)
 	}
 	if err != nil {
 		ce := &clientError{Status: 400, Msg: err.Error()}

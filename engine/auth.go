@@ -23,6 +23,12 @@ func clientToken(ctx *fasthttp.RequestCtx) []byte {
 // tokenFrom is clientToken over a header and query, so it also runs before
 // the body is read (Engine.headerReceived).
 func tokenFrom(h *fasthttp.RequestHeader, q *fasthttp.Args) []byte {
+	// A client that brings its own upstream credential (Claude Code with a
+	// subscription sign-in, for a `credentials: client` channel) names its
+	// ccload token here, set with ANTHROPIC_CUSTOM_HEADERS.
+	if v := h.Peek(ccloadTokenHeader); len(v) > 0 {
+		return bytes.TrimSpace(v)
+	}
 	if v := h.Peek("Authorization"); len(v) > 0 {
 		if t, ok := bytes.CutPrefix(v, []byte("Bearer ")); ok {
 			return bytes.TrimSpace(t)

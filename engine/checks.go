@@ -21,7 +21,7 @@ func (e *Engine) RunChecks(ctx context.Context) {
 		now := time.Now()
 		wake := now.Add(time.Minute) // re-read the config at least this often
 		for _, ch := range snap.Channels {
-			if ch.Check == nil || !ch.Enabled || ch.Check.Every.D() <= 0 {
+			if ch.Check == nil || !ch.Enabled || ch.Check.Every.D() <= 0 || ch.OAuth != "" {
 				delete(next, ch.Name)
 				continue
 			}

@@ -16,6 +16,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/ccload/ccload/config"
+	"github.com/ccload/ccload/engine/account"
 	"github.com/ccload/ccload/engine/cooldown"
 	"github.com/ccload/ccload/engine/responsesws"
 	"github.com/ccload/ccload/internal/clock"
@@ -59,6 +60,9 @@ type Options struct {
 	// Catalog gives the price catalog's current copy; nil = no catalog
 	// (the embedded table and the file's pricing: entries price).
 	Catalog PriceCatalog
+	// Accounts holds the signed-in accounts of oauth channels; nil = none
+	// (an oauth channel's attempts then fail over to other channels).
+	Accounts *account.Pool
 }
 
 // PriceCatalog yields the prices of the price catalog's current good copy,
@@ -94,6 +98,8 @@ type Engine struct {
 	inflight     atomic.Int64
 	unauthorized atomic.Int64
 	noLogs       atomic.Int64
+
+	accounts *account.Pool // subscription accounts (accounts.go)
 }
 
 // New builds an Engine from opts.
@@ -112,6 +118,7 @@ func New(opts Options) *Engine {
 		retention: opts.Retention,
 		catalog:   opts.Catalog,
 		reg:       newRegistry(opts, opts.Clock),
+		accounts:  opts.Accounts,
 	}
 	// The session store reports to the transport's stats, which live
 	// with the engine's other WebSocket counters.

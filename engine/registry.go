@@ -297,6 +297,14 @@ func (r *registry) keepCooldown(ch *config.Channel, k cooldown.Key) bool {
 // characters, and cooldowns must never be confused between them. The
 // registry memoizes it per key.
 func keyID(k config.Secret) string {
+	if k == config.ClientKey {
+		return "client"
+	}
+	if _, ok := config.AccountOf(k); ok {
+		// An account's placeholder names no secret: the account shows
+		// as itself in cooldowns, logs and the dashboard.
+		return k.Reveal()
+	}
 	sum := sha256.Sum256([]byte(k.Reveal()))
 	return k.String() + "#" + hex.EncodeToString(sum[:4])
 }

@@ -34,9 +34,21 @@ type request struct {
 	start       time.Time
 	clientIP    string
 	attempts    int
+	// unbooked: the answer carries no usage ccload reads (speech audio, a
+	// streamed image or transcription relayed unparsed), so its cost is
+	// unknown: refused under a cost limit, flagged unpriced otherwise
+	// (unpriced.go).
+	unbooked bool
 	// retryAfter is the soonest wait the failed attempts' upstreams asked
 	// for (0: none), passed on when every attempt failed.
 	retryAfter time.Duration
+	// acctToken is the access token of the latest attempt on an account
+	// (accounts.go), so a 401 renews that one and no newer one.
+	acctToken string
+	// clientCred is the client's own upstream credential (header name and
+	// value) when it authenticated with x-ccload-token, for a
+	// `credentials: client` channel (clientcred.go).
+	clientCred [2]string
 	rec        record
 	// chatUsage: an OpenAI Chat client sent stream_options.include_usage.
 	chatUsage bool
@@ -122,6 +134,7 @@ func (e *Engine) newRequest(ctx *fasthttp.RequestCtx, ep endpoint, snap *config.
 	// now (perf: an agent's body is hundreds of kilobytes).
 	ctx.Request.ResetBody()
 	r.header = forwardHeaders(&ctx.Request.Header)
+	r.clientCred = clientCredential(&ctx.Request.Header)
 	if mayCapture(snap, tok) {
 		r.clientKey = string(clientToken(ctx))
 	}

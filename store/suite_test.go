@@ -54,6 +54,8 @@ func RunSuite(t *testing.T, open Opener) {
 		{"catalog_copy", testCatalogCopy},
 		{"admin_sessions", testAdminSessions},
 		{"instances", testInstances},
+		{"accounts", testAccounts},
+		{"account_lock", testAccountLock},
 		{"writer_drains_on_close", testWriterDrainsOnClose},
 		{"writer_keeps_rows_during_outage", testWriterOutage},
 		{"writer_counts_drops_when_full", testWriterDrops},
