@@ -2,6 +2,7 @@ package securitytest
 
 import (
 	"context"
+	"github.com/ccload/ccload/ccloadtest/gateway"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -27,7 +28,7 @@ func runCLI(t *testing.T, dir string, env map[string]string, args ...string) (st
 func runCLIOut(t *testing.T, dir string, env map[string]string, out io.Writer, args ...string) (string, error) {
 	t.Helper()
 	t.Chdir(dir)
-	var errb syncBuffer
+	var errb gateway.LogBuffer
 	f := &cmd.Factory{IO: cmd.IOStreams{In: strings.NewReader(""), Out: out, Err: &errb},
 		LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }}
 	root := cmd.NewRootCmd(f)
@@ -108,7 +109,7 @@ func TestCheckTSVIsTerminalSafe(t *testing.T) {
 	if err := os.WriteFile(file, []byte(yaml), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	var out syncBuffer
+	var out gateway.LogBuffer
 	runCLIOut(t, dir, map[string]string{}, &out, "check", "-c", file, "--model", "claude-x")
 	got := out.String()
 	if !strings.Contains(got, "request") {
