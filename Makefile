@@ -3,7 +3,7 @@
 GO        ?= go
 BIN       ?= bin/ccload
 PKGS      ?= ./...
-# Test databases: PostgreSQL and MariaDB on this machine (docs/operations.md, "Tests").
+# Test databases: local PostgreSQL and MariaDB (docs/operations.md, "Tests").
 CCLOAD_TEST_POSTGRES ?= postgres://postgres@127.0.0.1:5432/test?sslmode=disable
 CCLOAD_TEST_MYSQL    ?= root@tcp(127.0.0.1:3306)/test
 export CCLOAD_TEST_POSTGRES CCLOAD_TEST_MYSQL
