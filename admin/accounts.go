@@ -22,6 +22,9 @@ func (s *Server) accounts(ctx *fasthttp.RequestCtx) error {
 		refreshing = e.Accounts().Refreshing
 	}
 	list := account.Describe(rows, snap, key, s.clock.Now(), refreshing)
+	if use, err := s.st.AccountUsage(detach(ctx), account.StartOfDay(s.clock.Now())); err == nil {
+		account.AddUsage(list, use)
+	}
 	if list == nil {
 		list = []account.Status{}
 	}

@@ -30,13 +30,17 @@ func NewCmdAccounts(f *Factory, runF func(*AccountsOptions) error) *cobra.Comman
 database (no server needed): its state (ok; exhausted until its quota
 resets; invalid, with the provider's reason; signed_out; undecryptable,
 when server.secret_key changed), access-token expiry, last refresh and
-the quota windows the provider last reported. Credentials never appear:
+the quota windows the provider last reported, and the requests it served
+today with their cost. Credentials never appear:
 the provider's account id is shown as a fingerprint.
 
 Without a terminal the output is one tab-separated line per account:
 channel, account, provider, state, reason, access_expires, last_refresh,
-primary used %, primary resets_at, secondary used %, secondary resets_at.
+primary used %, primary resets_at, secondary used %, secondary resets_at,
+requests today, cost today (USD; the day starts 00:00 UTC).
 --json prints a list of objects (docs/accounts.md).`,
+		Example: `  ccload accounts
+  ccload accounts --json -c /etc/ccload/ccload.yaml`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			if runF != nil {
@@ -67,6 +71,9 @@ func accountsRun(ctx context.Context, opts *AccountsOptions) error {
 		return &exitError{code: exitFail, err: err}
 	}
 	list := account.Describe(rows, t.snap, t.key, opts.Now(), nil)
+	if use, err := t.st.AccountUsage(ctx, account.StartOfDay(opts.Now())); err == nil {
+		account.AddUsage(list, use)
+	}
 	if opts.JSON {
 		if list == nil {
 			list = []account.Status{}
@@ -80,11 +87,12 @@ func accountsRun(ctx context.Context, opts *AccountsOptions) error {
 	if !opts.IO.IsTTY {
 		for _, s := range list {
 			fmt.Fprintln(opts.IO.Out, strings.Join([]string{s.Channel, s.Account, s.Provider, s.State, s.Reason, rfc(s.AccessExpires), rfc(s.LastRefresh),
-				pct(s.Quota.Primary), resets(s.Quota.Primary), pct(s.Quota.Secondary), resets(s.Quota.Secondary)}, "\t"))
+				pct(s.Quota.Primary), resets(s.Quota.Primary), pct(s.Quota.Secondary), resets(s.Quota.Secondary),
+				fmt.Sprint(s.RequestsToday), fmt.Sprintf("%.4f", s.CostToday)}, "\t"))
 		}
 		return nil
 	}
-	tb := newTable("CHANNEL", "ACCOUNT", "PROVIDER", "STATE", "EXPIRES", "REFRESHED", "PRIMARY", "SECONDARY")
+	tb := newTable("CHANNEL", "ACCOUNT", "PROVIDER", "STATE", "EXPIRES", "REFRESHED", "PRIMARY", "SECONDARY", "REQ TODAY", "COST TODAY")
 	for _, s := range list {
 		state := s.State
 		switch {
@@ -94,7 +102,7 @@ func accountsRun(ctx context.Context, opts *AccountsOptions) error {
 			state += ": " + s.Reason
 		}
 		tb.add(plain(s.Channel), plain(s.Account), plain(s.Provider), plain(state), plain(when(s.AccessExpires)), plain(when(s.LastRefresh)),
-			plain(window(s.Quota.Primary)), plain(window(s.Quota.Secondary)))
+			plain(window(s.Quota.Primary)), plain(window(s.Quota.Secondary)), plain(fmtCount(s.RequestsToday)), plain(fmtCost(s.CostToday)))
 	}
 	return tb.print(opts.IO.Out, true, opts.IO.Color)
 }
@@ -151,9 +159,10 @@ type LogoutOptions struct {
 func NewCmdLogout(f *Factory, runF func(*LogoutOptions) error) *cobra.Command {
 	opts := &LogoutOptions{IO: f.IO, LookupEnv: f.LookupEnv}
 	c := &cobra.Command{
-		Use:   "logout --channel C --account A",
-		Short: "Delete an account's stored credential; running servers stop using it within seconds",
-		Args:  cobra.NoArgs,
+		Use:     "logout --channel C --account A",
+		Short:   "Delete an account's stored credential; running servers stop using it within seconds",
+		Example: `  ccload logout --channel chatgpt --account alice`,
+		Args:    cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			if runF != nil {
 				return runF(opts)

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"github.com/ccload/ccload/ccloadtest/wait"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -14,6 +15,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gorilla/websocket"
+	"github.com/tidwall/gjson"
 
 	"github.com/ccload/ccload/ccloadtest/mockupstream"
 	"github.com/ccload/ccload/engine/account"
@@ -208,6 +212,17 @@ func TestLoginWays(t *testing.T) {
 	at, rt := e.importAuth(t, "alice", "acct-imported")
 	secrets = append(secrets, at, rt)
 
+	// --import of a flat credential object (ccLoad's oauth_credential).
+	fat, frt, fid := e.signin.Issue("acct-flat")
+	secrets = append(secrets, fat, frt)
+	flat := filepath.Join(t.TempDir(), "cred.json")
+	fb, _ := json.Marshal(map[string]string{"access_token": fat, "refresh_token": frt, "id_token": fid})
+	os.WriteFile(flat, fb, 0o600)
+	e.login(t, LoginOptions{Account: "bob", Import: flat})
+	if s := e.accounts(t)["chatgpt/bob"]; s.State != "ok" || s.Subject != account.Fingerprint("acct-flat") {
+		t.Fatalf("flat --import: %+v", s)
+	}
+
 	// --token: a personal access token.
 	tok, rt2, _ := e.signin.Issue("acct-token")
 	secrets = append(secrets, tok, rt2)
@@ -314,7 +329,8 @@ func TestAccountPoolServes(t *testing.T) {
 	if n := e.backend.LimitErrors("acct-a"); n != 1 {
 		t.Errorf("alice was sent %d requests while exhausted, want exactly the one that found out", n)
 	}
-	s := e.accounts(t)["chatgpt/alice"]
+	var s account.Status
+	wait.Eventually(t, 10*time.Second, "alice stored as exhausted", func() bool { s = e.accounts(t)["chatgpt/alice"]; return s.State == "exhausted" }) // stored off the request path
 	if s.State != "exhausted" || s.ExhaustedUntil == nil || s.ExhaustedUntil.Unix() != reset.Unix() {
 		t.Fatalf("alice after the 429: %+v (want exhausted until %s)", s, reset.UTC())
 	}
@@ -403,6 +419,8 @@ func TestExpiredTokenRetriesSameAccount(t *testing.T) {
 	if code, _ := ask(t, base, "anthropic"); code != 200 || e.signin.Refreshes("acct-a") != 1 {
 		t.Fatalf("next request: %d, %d refreshes", code, e.signin.Refreshes("acct-a"))
 	}
+	// Today's requests are counted per account from the request logs.
+	wait.Eventually(t, 10*time.Second, "alice's three requests counted today", func() bool { return e.accounts(t)["chatgpt/alice"].RequestsToday == 3 })
 	// The admin API shows the accounts as `ccload accounts` does.
 	req, _ := http.NewRequest("GET", base+"/admin/accounts", nil)
 	req.Header.Set("Authorization", "Bearer pw")
@@ -414,7 +432,7 @@ func TestExpiredTokenRetriesSameAccount(t *testing.T) {
 	resp.Body.Close()
 	var got struct{ Accounts []account.Status }
 	if err := json.Unmarshal(b, &got); err != nil || resp.StatusCode != 200 || len(got.Accounts) != 3 ||
-		got.Accounts[0].State != "ok" || got.Accounts[0].Subject != account.Fingerprint("acct-a") || got.Accounts[1].State != "signed_out" {
+		got.Accounts[0].State != "ok" || got.Accounts[0].RequestsToday != 3 || got.Accounts[0].Subject != account.Fingerprint("acct-a") || got.Accounts[1].State != "signed_out" {
 		t.Fatalf("/admin/accounts: %d %s", resp.StatusCode, b)
 	}
 	e.outputs.Write(b)
@@ -438,5 +456,49 @@ func TestCheckSaysKeyChanged(t *testing.T) {
 	}
 	if s := e.accounts(t)["chatgpt/alice"]; s.State != "undecryptable" {
 		t.Errorf("accounts: %+v", s)
+	}
+}
+
+// TestCodexAccountOverWebSocket: a Responses client on a WebSocket, a
+// Codex account channel with websockets: true: the turn goes up over the
+// backend's WebSocket with the account's headers and the Codex dialect.
+func TestCodexAccountOverWebSocket(t *testing.T) {
+	e := newAcctEnv(t, time.Hour)
+	b, _ := os.ReadFile(e.file)
+	os.WriteFile(e.file, bytes.Replace(b, []byte("    affinity: false"), []byte("    affinity: false\n    websockets: true"), 1), 0o600)
+	e.importAuth(t, "alice", "acct-a")
+	base, stop := e.serve(t)
+	defer stop()
+	h := http.Header{}
+	h.Set("Authorization", "Bearer sk-client-token")
+	h.Set("OpenAI-Beta", "responses_websockets=2026-02-06")
+	h.Set("session_id", "sess-ws")
+	c, _, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(base, "http")+"/v1/responses", h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.WriteMessage(websocket.TextMessage, []byte(`{"type":"response.create","model":"gpt-5.4","instructions":"x","max_output_tokens":9,"input":[{"type":"message","role":"user","content":[{"type":"input_text","text":"ws-hello"}]}]}`))
+	for {
+		c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		_, msg, err := c.ReadMessage()
+		if err != nil {
+			t.Fatal(err)
+		}
+		typ := gjson.GetBytes(msg, "type").String()
+		if typ == "error" || typ == "response.failed" {
+			t.Fatalf("turn failed: %s", msg)
+		}
+		if typ == "response.completed" {
+			break
+		}
+	}
+	if e.backend.Sockets() != 1 {
+		t.Fatalf("%d upstream sockets, want the turn over one", e.backend.Sockets())
+	}
+	rec := e.backend.Inner.Requests()
+	body := rec[len(rec)-1].Body
+	if gjson.GetBytes(body, "store").Bool() || !gjson.GetBytes(body, "store").Exists() || gjson.GetBytes(body, "max_output_tokens").Exists() {
+		t.Fatalf("upstream frame not in the Codex dialect: %s", body)
 	}
 }

@@ -173,7 +173,7 @@ func TestImportWithSecrets(t *testing.T) {
 	if sampleSecret.Match(file) {
 		t.Errorf("--env-keys: the file has literal keys")
 	}
-	env := map[string]string{"CCLOAD_PASS": "pw"}
+	env := map[string]string{"CCLOAD_PASS": "pw", "CCLOAD_SECRET_KEY": strings.Repeat("ab", 32)}
 	for _, line := range strings.Split(strings.TrimSpace(stdout.String()), "\n") {
 		m := regexp.MustCompile(`^export ([A-Z0-9_]+)='(.*)'$`).FindStringSubmatch(line)
 		if m == nil {

@@ -70,6 +70,10 @@ codex ways to sign in:
                    the Codex CLI afterwards: refresh tokens are single-use
   --token TOKEN    a personal access token (no refresh)
 xai: the device-code flow (RFC 8628) against oauth_issuer.`,
+		Example: `  ccload login codex --channel chatgpt --account alice
+  ccload login codex --channel chatgpt --account bob --device
+  ccload login codex --channel chatgpt --account carol --import ~/.codex/auth.json
+  ccload login xai --channel grok --account alice`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.Provider = args[0]
@@ -266,6 +270,26 @@ func importCodexAuth(file string, now time.Time) (account.Credential, error) {
 	if err := json.Unmarshal(b, &v); err != nil {
 		return account.Credential{}, fmt.Errorf("%s is not a Codex auth.json: %v", file, err)
 	}
+	if v.Tokens == nil {
+		// A flat credential object, as gateways such as ccLoad keep it
+		// (its oauth_credential column): the same token fields at the top.
+		var flat struct {
+			IDToken          string `json:"id_token"`
+			AccessToken      string `json:"access_token"`
+			RefreshToken     string `json:"refresh_token"`
+			AccountID        string `json:"account_id"`
+			ChatGPTAccountID string `json:"chatgpt_account_id"`
+		}
+		if json.Unmarshal(b, &flat) == nil && flat.AccessToken != "" {
+			idJSON, _ := json.Marshal(flat.IDToken)
+			v.Tokens = &struct {
+				IDToken      json.RawMessage `json:"id_token"`
+				AccessToken  string          `json:"access_token"`
+				RefreshToken string          `json:"refresh_token"`
+				AccountID    string          `json:"account_id"`
+			}{idJSON, flat.AccessToken, flat.RefreshToken, firstNonEmpty(flat.AccountID, flat.ChatGPTAccountID)}
+		}
+	}
 	if v.Tokens == nil || v.Tokens.AccessToken == "" {
 		return account.Credential{}, fmt.Errorf("%s has no ChatGPT tokens (signed in with an API key?)", file)
 	}
@@ -345,6 +369,15 @@ func codexDeviceLogin(ctx context.Context, opts *LoginOptions, ch *config.Channe
 		}
 		return account.FromTokens(ch.OAuth, tok, account.Credential{}, opts.Now()), nil
 	}
+}
+
+func firstNonEmpty(ss ...string) string {
+	for _, s := range ss {
+		if s != "" {
+			return s
+		}
+	}
+	return ""
 }
 
 func parseInterval(raw json.RawMessage) time.Duration {

@@ -174,13 +174,21 @@ func readCSVRow(r csvRow, names namer) *Channel {
 	}
 	var notes rowNotes
 
-	if auth := strings.ToLower(r.get("auth_type")); auth != "" && auth != "api_key" {
+	if auth := strings.ToLower(r.get("auth_type")); auth == "codex_oauth" {
+		// The row's credential JSON is not copied: refresh tokens rotate,
+		// so it belongs in the database, sealed, through ccload login.
+		ch.OAuth, ch.Accounts = "codex", []string{"main"}
+		notes.add("auth_type codex_oauth: a ChatGPT account channel; save the row's oauth_credential JSON to a file and run `ccload login codex --channel %s --account main --import FILE` (the credential was not copied here)", ch.Name)
+	} else if auth != "" && auth != "api_key" {
 		ch.Disabled = true
 		notes.add("auth_type %s: ccload has no OAuth login; the credential was not copied (add keys, then enable)", auth)
 	} else if r.get("oauth_credential") != "" {
 		notes.add("oauth_credential: a management account (not copied)")
 	}
 	ch.Keys = csvKeys(r, &notes)
+	if ch.OAuth != "" {
+		ch.Keys = nil // an account channel's credential is the account
+	}
 
 	channelType := ""
 	if r.has("channel_type") {
@@ -248,7 +256,7 @@ func readCSVRow(r csvRow, names namer) *Channel {
 			what string
 			n    int
 		}{{"URL", len(ch.URLs)}, {"key", len(ch.Keys)}, {"model", len(ch.Models)}} {
-			if m.n == 0 {
+			if m.n == 0 && !(m.what == "key" && ch.OAuth != "") {
 				missing = append(missing, m.what)
 			}
 		}

@@ -127,7 +127,13 @@ func TestCSVDisablesWhatCannotRoute(t *testing.T) {
 		`oauth,,https://r.example.com,m,codex_oauth,"{""refresh_token"":""rt-secret""}"`+"\n"+
 		"bad-url,k,not a url,m,,\n")
 	for _, ch := range cfg.Channels {
-		if !ch.Disabled || len(ch.Notes) == 0 {
+		if ch.OAuth == "codex" {
+			// A ChatGPT account channel: enabled, its account waits for
+			// `ccload login`, which the note names.
+			if ch.Disabled || len(ch.Accounts) != 1 || len(ch.Notes) == 0 || !strings.Contains(ch.Notes[0], "ccload login codex --channel "+ch.Name) {
+				t.Errorf("%s: disabled=%v accounts=%v notes=%q", ch.Name, ch.Disabled, ch.Accounts, ch.Notes)
+			}
+		} else if !ch.Disabled || len(ch.Notes) == 0 {
 			t.Errorf("%s: disabled=%v notes=%q, want disabled with a reason", ch.Name, ch.Disabled, ch.Notes)
 		}
 		for _, n := range ch.Notes {

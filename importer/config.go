@@ -65,6 +65,11 @@ type Channel struct {
 	Check          *Check
 	Disabled       bool
 	LineComments   map[string]string // field name -> comment after its value
+	// OAuth and Accounts make a subscription-account channel (ccLoad's
+	// codex_oauth rows); its credential goes to the database with
+	// `ccload login`, never into the file.
+	OAuth    string
+	Accounts []string
 }
 
 // URL is one URL of a channel.

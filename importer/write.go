@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -55,6 +56,11 @@ func Render(c *Config, source string, mode SecretMode) (*Result, error) {
 	pw := strNode("${CCLOAD_PASS}")
 	pw.LineComment = "# dashboard and admin API; serve refuses to start without it"
 	add(server, "admin_password", pw)
+	if slices.ContainsFunc(c.Channels, func(ch *Channel) bool { return ch.OAuth != "" }) {
+		key := strNode("${" + SecretKeyVar + "}")
+		key.LineComment = "# encrypts signed-in accounts' credentials: openssl rand -hex 32"
+		add(server, "secret_key", key)
+	}
 	add(root, "server", server)
 	storage := mapping()
 	add(storage, "driver", strNode(config.DriverSQLite))
@@ -214,6 +220,14 @@ func (w *writer) channel(ch *Channel) *yaml.Node {
 			keys.Content = append(keys.Content, strNode(w.text(k, ch.Name, "KEY", i+1)))
 		}
 		line("keys", add(m, "keys", keys))
+	}
+	if ch.OAuth != "" {
+		add(m, "oauth", strNode(ch.OAuth))
+		accts := &yaml.Node{Kind: yaml.SequenceNode, Style: yaml.FlowStyle}
+		for _, a := range ch.Accounts {
+			accts.Content = append(accts.Content, strNode(a))
+		}
+		add(m, "accounts", accts)
 	}
 	if ch.KeyStrategy != "" {
 		add(m, "key_strategy", line("key_strategy", strNode(ch.KeyStrategy)))

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -32,6 +33,16 @@ type Accounts interface {
 	// (quota windows as JSON, the exhausted-until time; zero clears it),
 	// without touching the credential.
 	SetAccountQuota(ctx context.Context, channel, account string, exhaustedUntil time.Time, quota string) error
+	// AccountUsage sums the request logs since a time by the account that
+	// served them (key fingerprint "account:NAME"), keyed by channel and
+	// account name.
+	AccountUsage(ctx context.Context, since time.Time) (map[[2]string]AccountUse, error)
+}
+
+// AccountUse is the requests an account served and their cost.
+type AccountUse struct {
+	Requests int64
+	Cost     float64
 }
 
 // Account is one row of accounts.
@@ -199,4 +210,25 @@ func (d dialect) forUpdate() string {
 		return ""
 	}
 	return " FOR UPDATE"
+}
+
+// AccountUsage implements Store. It reads the rows of the period by their
+// time index; accounts' key fingerprints start with "account:".
+func (s *sqlStore) AccountUsage(ctx context.Context, since time.Time) (map[[2]string]AccountUse, error) {
+	rows, err := s.db.QueryContext(ctx, s.d.q(`SELECT channel, key_fp, COUNT(*), COALESCE(SUM(cost), 0) FROM request_logs
+ WHERE ts >= ? AND key_fp LIKE 'account:%' GROUP BY channel, key_fp`), millis(since))
+	if err != nil {
+		return nil, fmt.Errorf("store: account usage: %w", err)
+	}
+	defer rows.Close()
+	out := map[[2]string]AccountUse{}
+	for rows.Next() {
+		var ch, fp string
+		var u AccountUse
+		if err := rows.Scan(&ch, &fp, &u.Requests, &u.Cost); err != nil {
+			return nil, fmt.Errorf("store: account usage: %w", err)
+		}
+		out[[2]string{ch, strings.TrimPrefix(fp, "account:")}] = u
+	}
+	return out, rows.Err()
 }

@@ -61,6 +61,19 @@ func testAccounts(t *testing.T, open Opener) {
 	}); err != nil {
 		t.Fatal(err)
 	}
+	now := time.Now()
+	if err := s.InsertLogs(ctx, []store.LogRow{
+		{Time: now, Channel: "chatgpt", KeyFP: "account:alice", Status: 200, Cost: 0.25, Model: "m", Token: "t"},
+		{Time: now, Channel: "chatgpt", KeyFP: "account:alice", Status: 200, Cost: 0.5, Model: "m", Token: "t"},
+		{Time: now, Channel: "chatgpt", KeyFP: "sk-a…ffff#12345678", Status: 200, Cost: 9, Model: "m", Token: "t"},
+		{Time: now.Add(-48 * time.Hour), Channel: "chatgpt", KeyFP: "account:alice", Status: 200, Cost: 9, Model: "m", Token: "t"},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	use, err := s.AccountUsage(ctx, now.Add(-time.Hour))
+	if u := use[[2]string{"chatgpt", "alice"}]; err != nil || len(use) != 1 || u.Requests != 2 || u.Cost != 0.75 {
+		t.Fatalf("account usage = %v, %v", use, err)
+	}
 	if ok, err := s.DeleteAccount(ctx, "chatgpt", "alice"); !ok || err != nil {
 		t.Fatalf("delete = %v, %v", ok, err)
 	}

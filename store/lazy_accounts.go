@@ -49,3 +49,12 @@ func (l *Lazy) SetAccountQuota(ctx context.Context, channel, account string, exh
 	}
 	return s.SetAccountQuota(ctx, channel, account, exhaustedUntil, quota)
 }
+
+// AccountUsage implements Store.
+func (l *Lazy) AccountUsage(ctx context.Context, since time.Time) (map[[2]string]AccountUse, error) {
+	s, err := l.store()
+	if err != nil {
+		return nil, err
+	}
+	return s.AccountUsage(ctx, since)
+}

@@ -38,11 +38,12 @@ type CodexBackend struct {
 	Window time.Duration
 	Now    func() time.Time
 
-	mu     sync.Mutex
-	used   map[string]int
-	resets map[string]time.Time
-	calls  map[string]int
-	limits map[string]int // usage-limit 429s answered per account
+	mu      sync.Mutex
+	used    map[string]int
+	resets  map[string]time.Time
+	calls   map[string]int
+	limits  map[string]int // usage-limit 429s answered per account
+	sockets int
 }
 
 // codexRefused are fields the backend answers "Unsupported parameter" for.
@@ -86,6 +87,16 @@ func (b *CodexBackend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	case r.Header.Get("originator") == "" || r.Header.Get("session_id") == "":
 		codexError(w, 400, "invalid_request_error", "", "originator and session_id headers are required", nil)
+		return
+	}
+	if isSocket(r) {
+		// WebSocket mode (the Codex CLI's supports_websockets): the same
+		// headers on the upgrade; the frames go to the inner mock, whose
+		// records show their bodies.
+		b.mu.Lock()
+		b.sockets++
+		b.mu.Unlock()
+		b.Inner.ServeHTTP(w, r)
 		return
 	}
 	body, _ := io.ReadAll(io.LimitReader(r.Body, maxBody))
@@ -165,6 +176,13 @@ func (b *CodexBackend) Calls(account string) int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.calls[account]
+}
+
+// Sockets is how many WebSocket upgrades passed the header checks.
+func (b *CodexBackend) Sockets() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.sockets
 }
 
 // LimitErrors is how many usage-limit 429s account was answered.

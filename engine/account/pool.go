@@ -161,7 +161,15 @@ func (p *Pool) adoptLocked(e *entry, r store.Account) {
 			e.invalid = "invalid"
 		}
 	}
-	e.exhausted, e.quota, e.refreshed, e.subject = r.ExhaustedUntil, parseQuota(r.Quota), r.LastRefresh, r.SubjectFP
+	// The later exhaustion wins: a row read before this process's own
+	// note of a usage limit reached the database must not end it early.
+	if r.ExhaustedUntil.After(e.exhausted) {
+		e.exhausted = r.ExhaustedUntil
+	}
+	if q := parseQuota(r.Quota); q.Primary != nil || q.Secondary != nil {
+		e.quota = q
+	}
+	e.refreshed, e.subject = r.LastRefresh, r.SubjectFP
 }
 
 // Usable reports whether an account may take a request now, and if not,
@@ -375,11 +383,15 @@ func (p *Pool) setQuota(channel, account string, q Quota, exhausted, now time.Ti
 	if !save {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := p.st.SetAccountQuota(ctx, channel, account, exhausted, q.json()); err != nil {
-		p.log.Warn("accounts: storing quota failed", "channel", channel, "account", account, "err", err)
-	}
+	// Stored off the request path: this runs as the answer's headers
+	// arrive, and a database write must not delay them.
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := p.st.SetAccountQuota(ctx, channel, account, exhausted, q.json()); err != nil {
+			p.log.Warn("accounts: storing quota failed", "channel", channel, "account", account, "err", err)
+		}
+	}()
 }
 
 // Refreshing reports whether a refresh of the account runs in this process.

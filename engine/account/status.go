@@ -23,6 +23,24 @@ type Status struct {
 	LastRefresh    *time.Time `json:"last_refresh,omitempty"`
 	Quota          Quota      `json:"quota"`
 	Subject        string     `json:"subject,omitempty"`
+	// RequestsToday and CostToday are the requests the account served
+	// since 00:00 UTC and their cost in USD, from the request logs.
+	RequestsToday int64   `json:"requests_today"`
+	CostToday     float64 `json:"cost_today"`
+}
+
+// AddUsage fills RequestsToday and CostToday from store.AccountUsage.
+func AddUsage(list []Status, use map[[2]string]store.AccountUse) {
+	for i := range list {
+		u := use[[2]string{list[i].Channel, list[i].Account}]
+		list[i].RequestsToday, list[i].CostToday = u.Requests, u.Cost
+	}
+}
+
+// StartOfDay is 00:00 UTC of t's day, where "today" starts.
+func StartOfDay(t time.Time) time.Time {
+	y, m, d := t.UTC().Date()
+	return time.Date(y, m, d, 0, 0, 0, 0, time.UTC)
 }
 
 // Account states shown.
