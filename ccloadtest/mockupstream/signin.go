@@ -75,7 +75,6 @@ type device struct {
 	account  string
 	polls    int
 	userCode string
-	verifier string
 }
 
 func (s *SignIn) init(r *http.Request) {
@@ -319,7 +318,7 @@ func (s *SignIn) codexDeviceToken(w http.ResponseWriter, r *http.Request) {
 	d.polls++
 	if d.polls <= max(s.PendingPolls, 1) {
 		s.mu.Unlock()
-		http.Error(w, "pending", 403)
+		http.Error(w, "pending", http.StatusForbidden)
 		return
 	}
 	delete(s.devices, p["device_auth_id"])

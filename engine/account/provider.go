@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 	"net/url"
-	"strings"
 	"time"
 
 	"github.com/ccload/ccload/config"
@@ -149,6 +148,3 @@ func Fingerprint(s string) string {
 	}
 	return config.Fingerprint(s)
 }
-
-// isJWT reports whether s looks like a JWT (three dot-separated parts).
-func isJWT(s string) bool { return strings.Count(s, ".") == 2 }
