@@ -211,6 +211,10 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 		if err := srv.ShutdownWithContext(sctx); err != nil {
 			log.Warn("in-flight requests did not finish within the grace period", "err", err)
 		}
+		// Shutdown closes only the listeners Serve has registered; a stop
+		// that comes before Serve's goroutine got that far would leave
+		// Serve accepting for ever, and this stop waiting for it.
+		ln.Close()
 	})
 	g.onStop(adm.Close) // event streams would hold the shutdown for the whole grace period
 	if opts.Ready != nil {
