@@ -19,6 +19,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/ccload/ccload/ccloadtest/mockupstream"
+	"github.com/ccload/ccload/ccloadtest/wait"
 	"github.com/ccload/ccload/engine/account"
 	"github.com/ccload/ccload/store"
 )
@@ -329,7 +330,10 @@ func TestAccountPoolServes(t *testing.T) {
 		t.Errorf("alice was sent %d requests while exhausted, want exactly the one that found out", n)
 	}
 	var s account.Status
-	waitFor(t, func() bool { s = e.accounts(t)["chatgpt/alice"]; return s.State == "exhausted" }) // stored off the request path
+	wait.Eventually(t, 5*time.Second, "alice stored as exhausted", func() bool { // stored off the request path
+		s = e.accounts(t)["chatgpt/alice"]
+		return s.State == "exhausted"
+	})
 	if s.State != "exhausted" || s.ExhaustedUntil == nil || s.ExhaustedUntil.Unix() != reset.Unix() {
 		t.Fatalf("alice after the 429: %+v (want exhausted until %s)", s, reset.UTC())
 	}
@@ -419,7 +423,7 @@ func TestExpiredTokenRetriesSameAccount(t *testing.T) {
 		t.Fatalf("next request: %d, %d refreshes", code, e.signin.Refreshes("acct-a"))
 	}
 	// Today's requests are counted per account from the request logs.
-	waitFor(t, func() bool { return e.accounts(t)["chatgpt/alice"].RequestsToday == 3 })
+	wait.Eventually(t, 5*time.Second, "alice's three requests logged", func() bool { return e.accounts(t)["chatgpt/alice"].RequestsToday == 3 })
 	// The admin API shows the accounts as `ccload accounts` does.
 	req, _ := http.NewRequest("GET", base+"/admin/accounts", nil)
 	req.Header.Set("Authorization", "Bearer pw")
