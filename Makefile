@@ -1,15 +1,17 @@
-# ccload — see README.md. `make demo` and `make test` are all a newcomer needs.
+# ccload — see README.md. `make demo` and `make test` are all a newcomer needs;
+# docs/operations.md ("Tests") and docs/install.md say what the others do.
 GO        ?= go
 BIN       ?= bin/ccload
 PKGS      ?= ./...
-# Test databases: PostgreSQL and MariaDB on this machine (README, "Tests").
+# Test databases: PostgreSQL and MariaDB on this machine (docs/operations.md, "Tests").
 CCLOAD_TEST_POSTGRES ?= postgres://postgres@127.0.0.1:5432/test?sslmode=disable
 CCLOAD_TEST_MYSQL    ?= root@tcp(127.0.0.1:3306)/test
 export CCLOAD_TEST_POSTGRES CCLOAD_TEST_MYSQL
-# `ccload version` shows these (main.commit, main.date).
+# `ccload version` shows these (main.version, main.commit, main.date).
+VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null)
 COMMIT    ?= $(shell git rev-parse HEAD 2>/dev/null)
 DATE      ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
-LDFLAGS   ?= -X main.commit=$(COMMIT) -X main.date=$(DATE)
+LDFLAGS   ?= -X main.version=$(VERSION) -X main.commit=$(COMMIT) -X main.date=$(DATE)
 
 .PHONY: build test test-short test-web test-clients demo lint bench bench-load clean soak release image image-check
 
@@ -58,7 +60,7 @@ lint: $(STATICCHECK)
 	$(GO) vet $(PKGS)
 	$(STATICCHECK) $(PKGS)
 
-# Randomised-fault soak of the real binary (README, "Soak"); not in `make test`.
+# Randomised-fault soak of the real binary (docs/operations.md, "Soak"); not in `make test`.
 # SOAK_DURATION (default 3m), SOAK_STORES (sqlite,postgres), SOAK_FAULT_RATE (0.19).
 soak:
 	$(GO) test -tags soak -run TestSoak -count=1 -timeout 60m -v ./ccloadtest/soak/
@@ -67,7 +69,7 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
 
 # Load benchmark: the mock upstream direct, through nginx (when installed)
-# and through bin/ccload, one table with ratios (README, "Load benchmark").
+# and through bin/ccload, one table with ratios (docs/benchmarks.md).
 # Minutes long and machine-wide; never part of `make test`.
 BENCH_RUNS ?= 3
 BENCH_FLAGS ?=
@@ -79,16 +81,16 @@ bench-load: build
 # checksums, reproducible from the commit (.ci/release; docs/install.md).
 # VERSION defaults to `git describe --tags --always --dirty`.
 release:
-	.ci/release
+	VERSION=$(VERSION) .ci/release
 
 # The release image from the linux binary, FROM scratch, with podman or
 # buildah and no registry pull (Containerfile, .ci/image). image-check
 # also checks it without running it.
 image:
-	.ci/image
+	VERSION=$(VERSION) .ci/image
 
 image-check:
-	.ci/image --check
+	VERSION=$(VERSION) .ci/image --check
 
 clean:
 	rm -rf bin dist data/demo.db*

@@ -3,6 +3,7 @@ package admin
 import (
 	"crypto/sha256"
 	"crypto/subtle"
+	"net/netip"
 	"strconv"
 	"strings"
 	"sync"
@@ -64,7 +65,7 @@ func (s *Server) metricsTokenOK(tok string) bool {
 
 // checkAttempt checks a password for the client, counting failures.
 func (s *Server) checkAttempt(ctx *fasthttp.RequestCtx, pw string, now time.Time) error {
-	ip := s.clientIP(ctx)
+	ip := limiterKey(s.clientIP(ctx))
 	if wait, blocked := s.limiter.blocked(ip, now); blocked {
 		secs := int(wait.Round(time.Second) / time.Second)
 		ctx.Response.Header.Set("Retry-After", strconv.Itoa(max(secs, 1)))
@@ -145,7 +146,21 @@ func (s *Server) logout(ctx *fasthttp.RequestCtx) error {
 	return writeJSON(ctx, fasthttp.StatusOK, map[string]bool{"ok": true})
 }
 
-// limiter counts failed password attempts per client IP in fixed windows.
+// limiterKey is the unit the limiter counts: an IPv4 address, or the /64
+// of an IPv6 one. A single IPv6 host is routinely given a whole /64 and
+// may pick any address in it, so counting exact addresses would give a
+// guesser 2^64 fresh allowances.
+func limiterKey(ip string) string {
+	a, err := netip.ParseAddr(ip)
+	if err != nil || a.Unmap().Is4() {
+		return ip
+	}
+	p, _ := a.Prefix(64)
+	return p.String()
+}
+
+// limiter counts failed password attempts per client (limiterKey) in fixed
+// windows.
 type limiter struct {
 	max    int
 	window time.Duration

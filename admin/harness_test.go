@@ -6,23 +6,19 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/valyala/fasthttp"
-
 	"github.com/ccload/ccload/admin"
+	"github.com/ccload/ccload/ccloadtest/gateway"
 	"github.com/ccload/ccload/ccloadtest/mockupstream"
 	"github.com/ccload/ccload/ccloadtest/wait"
 	"github.com/ccload/ccload/cluster"
 	"github.com/ccload/ccload/config"
 	"github.com/ccload/ccload/engine"
-	"github.com/ccload/ccload/engine/cooldown"
 	"github.com/ccload/ccload/internal/clock"
 	"github.com/ccload/ccload/store"
 )
@@ -118,59 +114,16 @@ func startWith(t *testing.T, db, cfgText string, mopts mockupstream.Options) *en
 	}
 	t.Cleanup(func() { m.Close() })
 
-	dir := t.TempDir()
 	if db == "" {
-		db = filepath.Join(dir, "ccload.db")
+		db = "{{DB}}" // gateway.Start puts a new SQLite file in its directory
 	}
 	yaml := strings.NewReplacer("{{MOCK}}", mockURL, "{{DB}}", db,
 		"{{ALICE_SHA}}", sha(aliceToken)).Replace(cfgText)
-	file := filepath.Join(dir, "ccload.yaml")
-	if err := os.WriteFile(file, []byte(yaml), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	src, err := config.Open(file)
-	if err != nil {
-		t.Fatalf("config: %v", err)
-	}
-	snap := src.Current()
-	st, err := store.Open(context.Background(), snap.Storage.Driver, snap.Storage.DSN.Reveal())
-	if err != nil {
-		t.Fatal(err)
-	}
 	clk := clock.NewFake(epoch) // shared by the engine, cooldowns and admin
-	logs := store.NewWriter(st, store.WriterOptions{FlushEvery: 10 * time.Millisecond})
-	cds := cooldown.New(clk, engine.StorePersister(st))
-	metrics := admin.NewMetrics(src)
-	eng := engine.New(engine.Options{Config: src, Logs: metrics.Sink(logs), Cooldowns: cds, Clock: clk})
-	member := cluster.New(cluster.Options{Store: st, Version: "v-test", Clock: clk, Hostname: "admin-host",
-		InFlight: eng.InFlight})
-	adm := admin.New(admin.Options{Config: src, Engine: eng, Store: st, Logs: logs, Metrics: metrics, Clock: clk,
-		KeepAlive: 50 * time.Millisecond, Cluster: member})
-	srv := &fasthttp.Server{
-		Handler: eng.Handler(func(ctx *fasthttp.RequestCtx) {
-			if !adm.Handler(ctx) {
-				ctx.Error("not found", fasthttp.StatusNotFound)
-			}
-		}),
-		ErrorHandler: eng.ErrorHandler,
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv.Serve(ln)
-	member.SetAddress(ln.Addr().String())
-	t.Cleanup(func() {
-		adm.Close()
-		srv.Shutdown()
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		logs.Close(ctx)
-		cds.Close()
-		st.Close()
-	})
-	return &env{URL: "http://" + ln.Addr().String(), Clock: clk, Src: src, Store: st, Logs: logs,
-		Engine: eng, Admin: adm, Mock: m, Member: member}
+	g := gateway.Start(t, yaml, gateway.Options{Engine: engine.Options{Clock: clk}, Admin: true,
+		AdminKeepAlive: 50 * time.Millisecond, Hostname: "admin-host", FlushEvery: 10 * time.Millisecond})
+	return &env{URL: g.URL, Clock: clk, Src: g.Src, Store: g.Store, Logs: g.Logs,
+		Engine: g.Engine, Admin: g.Admin, Mock: m, Member: g.Member}
 }
 
 // call sends one HTTP request and returns the response and its body.

@@ -112,6 +112,12 @@ func (ss *sessions) prune(ctx context.Context, now time.Time) {
 // valid reports whether token is a live session opened with the password
 // whose sha256 is pw.
 func (ss *sessions) valid(token string, now time.Time, pw [32]byte) bool {
+	if !wellFormed(token) {
+		// Not a token create made: no database read for it. Only a
+		// cookie of the right shape costs a query (and its answer is
+		// cached).
+		return false
+	}
 	k := sha256.Sum256([]byte(token))
 	ss.mu.Lock()
 	c, ok := ss.cache[k]
@@ -197,4 +203,18 @@ func (ss *sessions) put(k [32]byte, c cachedSession) {
 		}
 	}
 	ss.cache[k] = c
+}
+
+// wellFormed reports whether token has the shape create gives one: 64
+// lowercase hex digits.
+func wellFormed(token string) bool {
+	if len(token) != 64 {
+		return false
+	}
+	for i := range len(token) {
+		if c := token[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
 }

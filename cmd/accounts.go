@@ -39,6 +39,8 @@ channel, account, provider, state, reason, access_expires, last_refresh,
 primary used %, primary resets_at, secondary used %, secondary resets_at,
 requests today, cost today (USD; the day starts 00:00 UTC).
 --json prints a list of objects (docs/accounts.md).`,
+		Example: `  ccload accounts
+  ccload accounts --json -c /etc/ccload/ccload.yaml`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			if runF != nil {
@@ -157,9 +159,10 @@ type LogoutOptions struct {
 func NewCmdLogout(f *Factory, runF func(*LogoutOptions) error) *cobra.Command {
 	opts := &LogoutOptions{IO: f.IO, LookupEnv: f.LookupEnv}
 	c := &cobra.Command{
-		Use:   "logout --channel C --account A",
-		Short: "Delete an account's stored credential; running servers stop using it within seconds",
-		Args:  cobra.NoArgs,
+		Use:     "logout --channel C --account A",
+		Short:   "Delete an account's stored credential; running servers stop using it within seconds",
+		Example: `  ccload logout --channel chatgpt --account alice`,
+		Args:    cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			if runF != nil {
 				return runF(opts)

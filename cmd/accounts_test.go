@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"github.com/ccload/ccload/ccloadtest/wait"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -19,7 +20,6 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/ccload/ccload/ccloadtest/mockupstream"
-	"github.com/ccload/ccload/ccloadtest/wait"
 	"github.com/ccload/ccload/engine/account"
 	"github.com/ccload/ccload/store"
 )
@@ -330,10 +330,7 @@ func TestAccountPoolServes(t *testing.T) {
 		t.Errorf("alice was sent %d requests while exhausted, want exactly the one that found out", n)
 	}
 	var s account.Status
-	wait.Eventually(t, 5*time.Second, "alice stored as exhausted", func() bool { // stored off the request path
-		s = e.accounts(t)["chatgpt/alice"]
-		return s.State == "exhausted"
-	})
+	wait.Eventually(t, 10*time.Second, "alice stored as exhausted", func() bool { s = e.accounts(t)["chatgpt/alice"]; return s.State == "exhausted" }) // stored off the request path
 	if s.State != "exhausted" || s.ExhaustedUntil == nil || s.ExhaustedUntil.Unix() != reset.Unix() {
 		t.Fatalf("alice after the 429: %+v (want exhausted until %s)", s, reset.UTC())
 	}
@@ -423,7 +420,7 @@ func TestExpiredTokenRetriesSameAccount(t *testing.T) {
 		t.Fatalf("next request: %d, %d refreshes", code, e.signin.Refreshes("acct-a"))
 	}
 	// Today's requests are counted per account from the request logs.
-	wait.Eventually(t, 5*time.Second, "alice's three requests logged", func() bool { return e.accounts(t)["chatgpt/alice"].RequestsToday == 3 })
+	wait.Eventually(t, 10*time.Second, "alice's three requests counted today", func() bool { return e.accounts(t)["chatgpt/alice"].RequestsToday == 3 })
 	// The admin API shows the accounts as `ccload accounts` does.
 	req, _ := http.NewRequest("GET", base+"/admin/accounts", nil)
 	req.Header.Set("Authorization", "Bearer pw")

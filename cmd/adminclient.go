@@ -27,7 +27,7 @@ type AdminFlags struct {
 const defaultConfig = "ccload.yaml"
 
 func addAdminFlags(c *cobra.Command, fl *AdminFlags) {
-	c.Flags().StringVarP(&fl.Config, "config", "c", "", "config file to take server.listen and server.admin_password from (default ./ccload.yaml if present)")
+	c.Flags().StringVarP(&fl.Config, "config", "c", "", "config file to take server.listen and server.admin_password from (default ./ccload.yaml if present, trusted only for a loopback listen and a literal password)")
 	c.Flags().StringVar(&fl.Server, "server", "", "admin API address, e.g. http://127.0.0.1:8080 (default $CCLOAD_SERVER, then server.listen)")
 }
 
@@ -46,10 +46,19 @@ func (f *Factory) lookupEnv(k string) (string, bool) {
 // newAdminClient finds the server and the password.
 //
 // Address: --server, then the listen address of an explicit -c file, then
-// CCLOAD_SERVER, then ./ccload.yaml's, then http://127.0.0.1:8080.
+// CCLOAD_SERVER, then ./ccload.yaml's when it is a loopback address, then
+// http://127.0.0.1:8080.
 // Password: an explicit -c file's admin_password, then CCLOAD_PASS, then
-// ./ccload.yaml's. Only the server: section of a file is read, so the
-// upstream keys it references need not be in this shell's environment.
+// ./ccload.yaml's when written out literally. Only the server: section of
+// a file is read, so the upstream keys it references need not be in this
+// shell's environment.
+//
+// ./ccload.yaml is read without being asked for, so it is not trusted: it
+// may come with a cloned repository. Expanding its ${VAR} or ${file:…}
+// from this shell and sending the result to the host it names would hand
+// that host a secret. So it is parsed with no environment and no files
+// (an expansion fails, and the file is then ignored), and lends only a
+// loopback listen address: the password can only go to this machine.
 func newAdminClient(lookup func(string) (string, bool), fl *AdminFlags) (*adminapi.Client, error) {
 	env := func(k string) string { v, _ := lookup(k); return v }
 	file, explicit := fl.Config, fl.Config != ""
@@ -60,12 +69,18 @@ func newAdminClient(lookup func(string) (string, bool), fl *AdminFlags) (*admina
 	}
 	var srv config.Server
 	if file != "" {
-		s, err := readServerSection(file, lookup)
-		if err != nil {
-			if explicit {
-				return nil, &exitError{code: exitFail, err: err}
-			}
-		} else {
+		env := config.Env{Lookup: lookup, ReadFile: os.ReadFile}
+		if !explicit {
+			env = config.Env{Lookup: noVariables, ReadFile: noFiles}
+		}
+		s, err := readServerSection(file, env)
+		switch {
+		case err != nil && explicit:
+			return nil, &exitError{code: exitFail, err: err}
+		case err != nil:
+		case !explicit && !loopbackListen(s.Listen):
+			// Not this machine: neither its address nor its password.
+		default:
 			srv = s
 		}
 	}
@@ -99,6 +114,31 @@ func newAdminClient(lookup func(string) (string, bool), fl *AdminFlags) (*admina
 	return adminapi.NewClient(addr, pass, nil), nil
 }
 
+func noVariables(string) (string, bool) { return "", false }
+
+func noFiles(string) ([]byte, error) {
+	return nil, errors.New("an implicit ./ccload.yaml may not read files; use -c FILE")
+}
+
+// loopbackListen reports whether a listen address is reached on this
+// machine: a loopback host, localhost, or an unspecified one (listenURL
+// turns that into loopback). "" (no listen key) is the default, loopback.
+func loopbackListen(listen string) bool {
+	if listen == "" {
+		return true
+	}
+	host, _, err := net.SplitHostPort(listen)
+	if err != nil {
+		return false
+	}
+	switch host {
+	case "", "0.0.0.0", "::", "localhost":
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
 // listenURL turns a listen address into one to connect to: an unspecified
 // host (":8080", "0.0.0.0:8080", "[::]:8080") becomes loopback.
 func listenURL(listen string) string {
@@ -118,12 +158,12 @@ func listenURL(listen string) string {
 // readServerSection validates only `version:` and `server:` of a config
 // file. The other top-level sections are blanked line for line before
 // parsing, so positions in errors stay those of the file.
-func readServerSection(file string, lookup func(string) (string, bool)) (config.Server, error) {
+func readServerSection(file string, env config.Env) (config.Server, error) {
 	data, err := os.ReadFile(file)
 	if err != nil {
 		return config.Server{}, fmt.Errorf("config: %w", err)
 	}
-	snap, err := config.Parse(file, keepSections(data, "version", "server"), config.Env{Lookup: lookup, ReadFile: os.ReadFile})
+	snap, err := config.Parse(file, keepSections(data, "version", "server"), env)
 	if err != nil {
 		return config.Server{}, err
 	}

@@ -51,6 +51,8 @@ errors_today, cost_today_usd, cache_hit_rate_today (0-1), cooldowns
 detected:url:client:protocol|none and unpriced:model|model,
 comma-separated).
 --json prints the /admin/channels answer (admin/API.md), instances included.`,
+		Example: `  ccload channels -c ccload.yaml
+  ccload channels --server http://10.0.0.5:8080 --json | jq '.channels[].state'`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			if runF != nil {

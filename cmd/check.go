@@ -98,6 +98,10 @@ as it streams, under a "== channel / model" line and above a "-- ok" or
 Exit status: 0 valid and every probe ok; 1 invalid file, a failed probe
 whose scope is in --fail-on (default: any failed probe), or with --strict a
 model without a price; 2 usage error.`,
+		Example: `  ccload check --offline -c ccload.yaml          # validate only; for pull requests
+  ccload check -c ccload.yaml                    # probe every channel x model x URL x key
+  ccload check -c ccload.yaml --json --fail-on key,channel   # for scheduled jobs
+  ccload check -c ccload.yaml --channel relay --chat "Say hello in five words."`,
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
 			if runF != nil {

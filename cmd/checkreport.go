@@ -10,6 +10,7 @@ import (
 	"github.com/ccload/ccload/config"
 	"github.com/ccload/ccload/engine"
 	"github.com/ccload/ccload/engine/failure"
+	"github.com/ccload/ccload/internal/termtext"
 )
 
 // checkReport is the --json output of `ccload check`. It is a stable
@@ -157,9 +158,11 @@ var probeTSVHeader = []string{"channel", "model", "upstream_model", "url", "key"
 	"status", "ttfb_ms", "total_ms", "result", "kind", "scope", "message"}
 
 // writeProbeTSV is the form for scripts: a header line, then one line per
-// probe with URLs masked (config.MaskURL) and plain numbers.
+// probe with URLs masked (config.MaskURL) and plain numbers. Fields are
+// escaped as every CLI cell is (termtext): a tab or line break would break
+// the columns, and an escape sequence from an upstream's message would
+// reach the terminal that shows the file.
 func writeProbeTSV(w io.Writer, results []engine.ProbeResult) error {
-	clean := strings.NewReplacer("\t", " ", "\n", " ", "\r", " ")
 	if _, err := fmt.Fprintln(w, strings.Join(probeTSVHeader, "\t")); err != nil {
 		return err
 	}
@@ -172,7 +175,7 @@ func writeProbeTSV(w io.Writer, results []engine.ProbeResult) error {
 			strconv.Itoa(r.Status), strconv.FormatInt(r.TTFBMs, 10), strconv.FormatInt(r.TotalMs, 10),
 			result, string(r.Kind), string(r.Scope), r.Message}
 		for i := range f {
-			f[i] = clean.Replace(f[i])
+			f[i] = termtext.Escape(f[i])
 		}
 		if _, err := fmt.Fprintln(w, strings.Join(f, "\t")); err != nil {
 			return err

@@ -31,10 +31,17 @@ type DemoOptions struct {
 func NewCmdDemo(f *Factory, runF func(*DemoOptions) error) *cobra.Command {
 	opts := &DemoOptions{IO: f.IO}
 	c := &cobra.Command{
-		Use:    "demo",
-		Short:  "Serve the example config against a built-in mock upstream",
-		Hidden: true,
-		Args:   cobra.NoArgs,
+		Use:   "demo",
+		Short: "Serve the example config against a built-in mock upstream",
+		Long: `Start the mock upstream (Anthropic, OpenAI Chat, Responses and Gemini on
+127.0.0.1:9901) and serve the config against it, in one process, logging
+to data/demo.db. The example config (` + "`ccload init`" + `) points every channel
+at the mock unless its variables are set, so this is ccload working end to
+end without a provider. It prints the addresses, the demo token and curl
+lines to try.`,
+		Example: `  ccload init && ccload demo -c ccload.yaml
+  make demo`,
+		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			if runF != nil {
 				return runF(opts)

@@ -70,6 +70,10 @@ codex ways to sign in:
                    the Codex CLI afterwards: refresh tokens are single-use
   --token TOKEN    a personal access token (no refresh)
 xai: the device-code flow (RFC 8628) against oauth_issuer.`,
+		Example: `  ccload login codex --channel chatgpt --account alice
+  ccload login codex --channel chatgpt --account bob --device
+  ccload login codex --channel chatgpt --account carol --import ~/.codex/auth.json
+  ccload login xai --channel grok --account alice`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.Provider = args[0]

@@ -52,8 +52,21 @@ func (e *exitError) Error() string { return e.err.Error() }
 // NewRootCmd builds the ccload command tree.
 func NewRootCmd(f *Factory) *cobra.Command {
 	root := &cobra.Command{
-		Use:           "ccload",
-		Short:         "One AI API gateway in front of Claude Code, Codex, Gemini CLI and OpenAI clients",
+		Use:   "ccload <command> [flags]",
+		Short: "One AI API gateway in front of Claude Code, Codex, Gemini CLI and OpenAI clients",
+		Long: `ccload routes the requests of Claude Code, Codex CLI, Gemini CLI and
+OpenAI clients to healthy upstream channels, in the client's own protocol,
+converting when a channel speaks another one. Channels (URLs, keys,
+models) and client tokens live in one YAML file; every request is logged
+with its cost.
+
+Start with ` + "`ccload init`" + ` (a commented config) and ` + "`ccload demo`" + ` (that config
+against a built-in mock upstream); docs: https://github.com/ccload/ccload#documentation`,
+		Example: `  ccload init
+  ccload check --offline -c ccload.yaml
+  CCLOAD_PASS=secret ccload serve -c ccload.yaml
+  ccload top -c ccload.yaml
+  ccload completion bash > ~/.local/share/bash-completion/completions/ccload`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}

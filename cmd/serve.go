@@ -58,7 +58,12 @@ func NewCmdServe(f *Factory, runF func(*ServeOptions) error) *cobra.Command {
 		Long: `Run the gateway on server.listen. The config file is watched and reloaded on
 change or SIGHUP; an invalid file keeps the old config serving and the error
 shows in /health. SIGINT/SIGTERM stop accepting, let in-flight streams finish
-(up to --grace) and flush the request logs.`,
+(up to --grace) and flush the request logs.
+
+The dashboard is at /web/ and the admin API at /admin/ on the same port,
+behind server.admin_password; serve refuses to start without one.`,
+		Example: `  CCLOAD_PASS=secret ccload serve -c ccload.yaml
+  ccload serve -c /etc/ccload/ccload.yaml --listen 0.0.0.0:8080`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			if runF != nil {
@@ -97,7 +102,7 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 
 	// A server database that is down at start does not stop the gateway:
 	// it serves from the config, storage shows degraded, and the store
-	// connects and migrates in the background (README "Database outages").
+	// connects and migrates in the background (docs/operations.md, "Storage").
 	st, err := store.OpenLazy(ctx, snap.Storage.Driver, snap.Storage.DSN.Reveal(), store.LazyOptions{Logger: log})
 	if err != nil {
 		return &exitError{code: exitFail, err: fmt.Errorf("storage (%s): %w", snap.Storage.Driver, err)}
@@ -106,7 +111,7 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 	_, pending := st.Pending()
 	// The writer and the pruner are what keep serving through a database
 	// outage cheap: rows wait in a bounded queue, and nothing on the request
-	// path waits for the database (README "Database outages").
+	// path waits for the database (docs/operations.md, "Storage").
 	logs := store.NewWriter(st, store.WriterOptions{QueueSize: snap.Storage.LogQueue})
 	retention := store.NewRetention(st, store.RetentionOptions{
 		Keep:   func() time.Duration { return src.Current().Storage.LogRetention.D() },
@@ -211,6 +216,10 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 		if err := srv.ShutdownWithContext(sctx); err != nil {
 			log.Warn("in-flight requests did not finish within the grace period", "err", err)
 		}
+		// A stop right after the start can come before Serve took the
+		// listener, and Shutdown closes only the listeners it knows:
+		// closing it here makes that Serve return at once.
+		ln.Close()
 	})
 	g.onStop(adm.Close) // event streams would hold the shutdown for the whole grace period
 	if opts.Ready != nil {

@@ -183,3 +183,32 @@ tokens:
 	cancel()
 	<-done
 }
+
+// TestServeStopsRightAfterReady: a stop that comes as soon as serve is
+// ready (before its listener goroutine may have started) still ends serve:
+// every part the run group started returns.
+func TestServeStopsRightAfterReady(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "ccload.yaml")
+	yaml := "version: 1\nserver: {listen: \"127.0.0.1:0\", admin_password: pw}\nstorage: {driver: sqlite, dsn: \"" + filepath.Join(dir, "x.db") + "\"}\n"
+	if err := os.WriteFile(file, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 20 {
+		io, _, errb := testIO()
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() {
+			done <- serveRun(ctx, &ServeOptions{IO: io, Config: file, Grace: time.Second, NoWatch: true, Ready: func(string) { cancel() }})
+		}()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatalf("run %d: %v\n%s", i, err, errb)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatalf("run %d: serve did not return after a stop right after ready\n%s", i, errb)
+		}
+		cancel()
+	}
+}

@@ -36,6 +36,8 @@ name, state, requests_today, errors_today, cost_today_usd, cost_used_usd,
 cost_limit_usd, in_flight, rpm, rpm_limit, expires (RFC 3339 or empty),
 models (comma-separated, empty = all).
 --json prints the /admin/tokens answer (admin/API.md).`,
+		Example: `  ccload tokens -c ccload.yaml
+  ccload tokens new alice --models 'claude-*'`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			if runF != nil {

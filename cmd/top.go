@@ -36,6 +36,8 @@ cooldowns counting down.
 Keys: s sort, / filter by channel or model, p pause, tab switch pane,
 ? help, q quit. When the server restarts, top reconnects by itself.
 Colour follows the terminal and NO_COLOR.`,
+		Example: `  ccload top -c ccload.yaml
+  CCLOAD_SERVER=http://10.0.0.5:8080 CCLOAD_PASS=secret ccload top`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			if runF != nil {

@@ -2,9 +2,11 @@ package cmd
 
 import (
 	"fmt"
+	"regexp"
 	"runtime"
 	"runtime/debug"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 )
@@ -57,8 +59,24 @@ func readVersion(b Build, bi *debug.BuildInfo, ok bool) versionInfo {
 			v.Modified = s.Value == "true"
 		}
 	}
+	// `go install …@version` builds from the module cache, which has no VCS
+	// stamp; a pseudo-version (an untagged commit, as @latest is before the
+	// first tag) still names the commit and its time.
+	if m := pseudoVersionRe.FindStringSubmatch(v.Version); m != nil {
+		if v.Commit == "" {
+			v.Commit = m[2]
+		}
+		if t, err := time.Parse("20060102150405", m[1]); err == nil && v.Date == "" {
+			v.Date = t.UTC().Format(time.RFC3339)
+		}
+	}
 	return v
 }
+
+// pseudoVersionRe matches the tail of a Go pseudo-version,
+// "v0.0.0-20261204163700-0ff2ad0e4ce1" (or "…-pre.0.20261204163700-…"):
+// the commit time in UTC and the first twelve hex digits of the commit.
+var pseudoVersionRe = regexp.MustCompile(`[-.](\d{14})-([0-9a-f]{12})(?:\+incompatible)?$`)
 
 func (v versionInfo) String() string {
 	var b strings.Builder
@@ -92,7 +110,12 @@ func NewCmdVersion(f *Factory) *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
 		Short: "Print the version, commit, build date and Go version",
-		Args:  cobra.NoArgs,
+		Long: `Print the version (the release tag, or the module version of
+` + "`go install github.com/ccload/ccload@VERSION`" + `, or (devel) for a build of a
+checkout), the commit and build date, and the Go version and platform.`,
+		Example: `  ccload version
+  ccload --version`,
+		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
 			_, err := fmt.Fprint(f.IO.Out, f.version())
 			return err

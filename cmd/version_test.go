@@ -8,6 +8,8 @@ import (
 	"runtime/debug"
 	"strings"
 	"testing"
+
+	"github.com/spf13/cobra"
 )
 
 func TestReadVersion(t *testing.T) {
@@ -31,6 +33,20 @@ func TestReadVersion(t *testing.T) {
 	// over the module version, which is "(devel)" in a checkout.
 	if v := readVersion(Build{Version: "v1.4.0-3-gabc123"}, bi, true); v.Version != "v1.4.0-3-gabc123" {
 		t.Fatalf("ldflags version ignored: %+v", v)
+	}
+	// go install …@<untagged commit>: no VCS stamp, but the pseudo-version
+	// names the commit and its time.
+	pseudo := &debug.BuildInfo{Main: debug.Module{Path: "github.com/ccload/ccload", Version: "v0.0.0-20261204163700-0ff2ad0e4ce1"}}
+	if v := readVersion(Build{}, pseudo, true); v.Commit != "0ff2ad0e4ce1" || v.Date != "2026-12-04T16:37:00Z" {
+		t.Fatalf("from a pseudo-version: %+v", v)
+	}
+	pseudo.Main.Version = "v1.3.0-rc.1.0.20261204163700-0ff2ad0e4ce1"
+	if v := readVersion(Build{}, pseudo, true); v.Commit != "0ff2ad0e4ce1" {
+		t.Fatalf("from a pre-release pseudo-version: %+v", v)
+	}
+	pseudo.Main.Version = "v1.2.3" // a tag names no commit
+	if v := readVersion(Build{}, pseudo, true); v.Commit != "" || v.Date != "" {
+		t.Fatalf("from a tag: %+v", v)
 	}
 	if v := readVersion(Build{}, nil, false); v.Version != "(devel)" || !strings.Contains(v.String(), "commit:  unknown") {
 		t.Fatalf("without build info: %+v", v)
@@ -95,4 +111,28 @@ func TestVersionOfBuiltBinary(t *testing.T) {
 			t.Errorf("unstamped build: want %q (from the binary's build info) in\n%s", line, plain)
 		}
 	}
+}
+
+// TestEveryCommandHasHelp: each command a user sees says in one line what
+// it does and shows examples, as `ccload help` promises.
+func TestEveryCommandHasHelp(t *testing.T) {
+	io, _, _ := testIO()
+	root := NewRootCmd(&Factory{IO: io})
+	root.InitDefaultCompletionCmd()
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+		if c.Hidden || c.Name() == "help" || c.Parent() != nil && c.Parent().Name() == "completion" || c.Name() == "completion" {
+			return // cobra's own, with their own help
+		}
+		if c.Short == "" || strings.Contains(c.Short, "\n") || strings.HasSuffix(c.Short, ".") {
+			t.Errorf("%s: Short %q: want one line without a final period", c.CommandPath(), c.Short)
+		}
+		if !strings.Contains(c.Example, "ccload ") {
+			t.Errorf("%s has no example", c.CommandPath())
+		}
+	}
+	walk(root)
 }

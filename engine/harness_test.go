@@ -3,18 +3,13 @@ package engine_test
 import (
 	"context"
 	"fmt"
-	"net"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/valyala/fasthttp"
-
+	gw "github.com/ccload/ccload/ccloadtest/gateway"
 	"github.com/ccload/ccload/ccloadtest/mockupstream"
 	"github.com/ccload/ccload/ccloadtest/wait"
-	"github.com/ccload/ccload/config"
 	"github.com/ccload/ccload/engine"
 	"github.com/ccload/ccload/store"
 )
@@ -23,17 +18,8 @@ import (
 const testToken = "sk-ccload-test-token-0123456789"
 
 // gateway is a real ccload engine on a loopback port, with its config file,
-// SQLite log store and writer.
-type gateway struct {
-	URL    string
-	Dir    string
-	File   string
-	Src    *config.Source
-	Store  store.Store
-	Logs   *store.Writer
-	Engine *engine.Engine
-	srv    *fasthttp.Server
-}
+// SQLite log store and writer (ccloadtest/gateway).
+type gateway struct{ *gw.Gateway }
 
 // startMock starts a mock upstream and returns it with its base URL.
 func startMock(t *testing.T, opts mockupstream.Options) (*mockupstream.Server, string) {
@@ -58,41 +44,8 @@ func startGateway(t *testing.T, yaml string) *gateway {
 // Config and Logs are filled in.
 func startGatewayWith(t *testing.T, yaml string, opts engine.Options) *gateway {
 	t.Helper()
-	dir := t.TempDir()
-	file := filepath.Join(dir, "ccload.yaml")
 	yaml = strings.ReplaceAll(yaml, "{{TOKEN_SHA}}", sha256hex(testToken))
-	yaml = strings.ReplaceAll(yaml, "{{DB}}", filepath.Join(dir, "data", "ccload.db"))
-	if err := os.WriteFile(file, []byte(yaml), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	src, err := config.Open(file)
-	if err != nil {
-		t.Fatalf("config: %v", err)
-	}
-	snap := src.Current()
-	ctx := context.Background()
-	st, err := store.Open(ctx, snap.Storage.Driver, snap.Storage.DSN.Reveal())
-	if err != nil {
-		t.Fatal(err)
-	}
-	logs := store.NewWriter(st, store.WriterOptions{FlushEvery: 20 * time.Millisecond})
-	opts.Config, opts.Logs = src, logs
-	eng := engine.New(opts)
-	srv := eng.NewServer(eng.Handler(nil))
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv.Serve(engine.Listener(ln)) // as ccload serve does
-	g := &gateway{URL: "http://" + ln.Addr().String(), Dir: dir, File: file, Src: src, Store: st, Logs: logs, Engine: eng, srv: srv}
-	t.Cleanup(func() {
-		srv.Shutdown()
-		cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		logs.Close(cctx)
-		st.Close()
-	})
-	return g
+	return &gateway{gw.Start(t, yaml, gw.Options{Engine: opts})}
 }
 
 // waitLogs flushes the writer and returns the logged rows, newest first.

@@ -45,7 +45,7 @@ type healthStorage struct {
 	WriteErrors int64            `json:"write_errors"`
 	LastError   string           `json:"last_error,omitempty"`
 	Retention   *healthRetention `json:"retention,omitempty"`
-	// Shared is the change feed's state with storage.shared (engine/feed).
+	// Shared is the change feed's state with storage.shared (cluster/feed).
 	Shared *feed.Stats `json:"shared,omitempty"`
 }
 

@@ -38,6 +38,12 @@ func (r *request) admitForm() *clientError {
 		return &clientError{Status: 400, Msg: r.passPath() + `: the form has no "model" field`}
 	}
 	r.model = m
+	// A streamed transcription is relayed unparsed: no usage is read.
+	s, _, err := passthrough.FormField(r.body, boundary, "stream")
+	if err != nil {
+		return &clientError{Status: 400, Msg: r.passPath() + ": " + err.Error()}
+	}
+	r.unbooked = strings.EqualFold(strings.TrimSpace(s), "true")
 	return nil
 }
 

@@ -50,7 +50,7 @@ func TestDetectFamiliesClientFirstThenFixedOrder(t *testing.T) {
 	}
 	for client, w := range want {
 		if got := detectFamilies(client); !slices.Equal(got, w) {
-			t.Errorf("%s: %v, want %v (README table)", client, got, w)
+			t.Errorf("%s: %v, want %v (docs/clients.md table)", client, got, w)
 		}
 	}
 }

@@ -227,7 +227,7 @@ func TestReasoningSessionFailsOverAcrossFamilies(t *testing.T) {
 				s.user("Look up the answer.")
 				out := s.send(t, g) // a: thinking, then a tool call
 				if len(s.calls) != 1 || len(clientSignatures(fa, out)) == 0 {
-					t.Fatalf("turn 1 on %s: want a signed thought and a call: %s", fa, out)
+					t.Fatalf("first turn on %s: want a signed thought and a call: %s", fa, out)
 				}
 				a.down.Store(true)
 				s.toolResults()
@@ -235,7 +235,7 @@ func TestReasoningSessionFailsOverAcrossFamilies(t *testing.T) {
 				s.user("And once more?")
 				out = s.send(t, g) // b again (a is cooling): thinking and a call
 				if len(s.calls) != 1 {
-					t.Fatalf("turn 3 on %s: want a call: %s", fb, out)
+					t.Fatalf("third turn on %s: want a call: %s", fb, out)
 				}
 				for _, sig := range clientSignatures(fa, out) {
 					if !signature.IsTagged(sig) {
@@ -251,13 +251,13 @@ func TestReasoningSessionFailsOverAcrossFamilies(t *testing.T) {
 
 				ra, rb := a.requests(), b.requests()
 				if len(ra) != 3 || len(rb) != 2 {
-					t.Fatalf("requests: first %d (want 3: turn 1, its failure, turn 4), second %d (want 2): a retry or a missed failover", len(ra), len(rb))
+					t.Fatalf("requests: first %d (want 3: the first turn, its failure, the fourth), second %d (want 2): a retry or a missed failover", len(ra), len(rb))
 				}
-				// b got its own signature back byte for byte in turn 3's
-				// loop... b's turn-3 signature returns to a as nothing.
+				// b got its own signature back byte for byte in the third turn's
+				// loop... b's third-turn signature returns to a as nothing.
 				minted := upstreamSignatures(fb, rb[1].Body)
 				if len(minted) == 0 {
-					t.Errorf("turn 3: %s got no reasoning of its own back: %s", fb, rb[1].Body)
+					t.Errorf("third turn: %s got no reasoning of its own back: %s", fb, rb[1].Body)
 				}
 				for _, body := range [][]byte{ra[2].Body, rb[0].Body, rb[1].Body} {
 					if strings.Contains(string(body), signature.Magic) {
@@ -316,7 +316,7 @@ func TestReasoningOneChannelSendsSignaturesBackUnchanged(t *testing.T) {
 					want = append(want, signature.Original(sig))
 				}
 				if len(want) == 0 || fmt.Sprint(got) != fmt.Sprint(want) {
-					t.Errorf("turn 2 sent %q, want the signatures of turn 1 %q", got, want)
+					t.Errorf("second turn sent %q, want the signatures of the first turn %q", got, want)
 				}
 				native := fc == fu
 				for _, sig := range clientSignatures(fc, first) {

@@ -199,6 +199,9 @@ func (e *Engine) finish(r *request) {
 	}
 	row.OverheadMs = rec.overheadMs(e.clock.Now())
 	row.Cost, row.Unpriced = e.cost(r.snap, row.Channel, row.UpstreamModel, rec.model, rec.usage)
+	if r.unbooked && row.Channel != "" {
+		row.Unpriced = true // no usage was read: the cost is unknown, not 0
+	}
 	if end {
 		endEv.Cost = row.Cost
 		e.bus.publish(endEv)

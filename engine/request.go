@@ -34,6 +34,11 @@ type request struct {
 	start       time.Time
 	clientIP    string
 	attempts    int
+	// unbooked: the answer carries no usage ccload reads (speech audio, a
+	// streamed image or transcription relayed unparsed), so its cost is
+	// unknown: refused under a cost limit, flagged unpriced otherwise
+	// (unpriced.go).
+	unbooked bool
 	// retryAfter is the soonest wait the failed attempts' upstreams asked
 	// for (0: none), passed on when every attempt failed.
 	retryAfter time.Duration

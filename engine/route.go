@@ -17,6 +17,9 @@ const (
 	opGenerate    op = iota // a model call, relayed upstream
 	opCountTokens           // answered locally
 	opListModels            // answered locally
+	// opWarmUp is a WebSocket warm-up (generate: false): admitted and
+	// logged as a turn, answered by the socket, sent to no upstream.
+	opWarmUp
 )
 
 // endpoint is a parsed proxy path.

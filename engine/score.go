@@ -53,7 +53,7 @@ func (o *outcomes) rate(now time.Time, window time.Duration) (float64, int) {
 	return float64(bad) / float64(n), n
 }
 
-// effectivePriority applies routing.health_score (README, "Health score"):
+// effectivePriority applies routing.health_score (docs/routing.md, "Health score"):
 //
 //	priority − failure_rate × penalty × min(1, samples / min_samples)
 //

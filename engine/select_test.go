@@ -80,7 +80,7 @@ func TestEffectivePriorityFormula(t *testing.T) {
 	if p := e.effectivePriority(ch, hs, now); p != 10 {
 		t.Fatalf("no samples: %v", p)
 	}
-	// README example: 2 failures of 4 samples -> 10 - 0.5*100*(4/20) = 0.
+	// docs/routing.md example: 2 failures of 4 samples -> 10 - 0.5*100*(4/20) = 0.
 	for i := range 4 {
 		e.reg.health.get("c").add(now, i%2 == 0)
 	}

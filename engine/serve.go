@@ -80,6 +80,14 @@ func (e *Engine) serveRequest(ctx *fasthttp.RequestCtx, r *request) {
 		e.reject(ctx, r, &clientError{Status: 404, Msg: fmt.Sprintf("no channel serves model %q for this token", r.model)})
 		return
 	}
+	if ep.op == opWarmUp {
+		// Admitted like the turn it prepares; it generates nothing, so
+		// it costs nothing and goes to no upstream.
+		ctx.SetStatusCode(200)
+		r.rec.fail(200, "", false)
+		e.finish(r)
+		return
+	}
 	routes, ce := e.pricedRoutes(r, routes)
 	if ce == nil && r.ep.pass != nil {
 		routes, ce = passRoutes(r, routes)
@@ -139,11 +147,15 @@ func (r *request) admit(ctx *fasthttp.RequestCtx) *clientError {
 		if r.ep.pass != nil && !r.ep.pass.Stream {
 			// images may stream partial images; that SSE is streamed
 			// through unparsed (finishPass), not peeked at like chat.
+			r.unbooked = r.stream
 			r.stream = false
 		}
 		if r.ep.family == protocol.OpenAI && r.stream {
 			r.chatUsage = in.get("stream_options").Get("include_usage").Bool()
 		}
+	}
+	if r.ep.pass != nil && r.ep.pass.Binary {
+		r.unbooked = true // audio bytes: no usage in them
 	}
 	if strings.IndexFunc(r.model, isControl) >= 0 {
 		return &clientError{Status: 400, Msg: "the model name holds control characters"}

@@ -15,7 +15,7 @@ import (
 
 // Shared runtime state (storage.shared; docs/scale-out.md
 // "Shared state"). Cooldowns and session pins made here are published on
-// the change feed (engine/feed); those of other instances arrive through
+// the change feed (cluster/feed); those of other instances arrive through
 // ApplyChange. The request path never waits on any of it: it reads and
 // writes memory, and the feed moves changes in the background.
 

@@ -13,6 +13,10 @@ import (
 // bound. Unless routing.unpriced is "allow", such routes are dropped before
 // the attempt loop, and a request left with none is refused with a 403 that
 // says which model and which limit.
+//
+// A relayed answer whose usage ccload does not read (request.unbooked:
+// speech audio, a streamed image or transcription) has an unknown cost
+// too, whatever the model's price: it is refused and flagged the same way.
 
 // priced reports whether requests on rt get a price: the name sent upstream
 // has one, or else the name the client asked for does (as cost falls back).
@@ -37,7 +41,7 @@ func (e *Engine) pricedRoutes(r *request, routes []config.Route) ([]config.Route
 	var out []config.Route
 	var dropped *config.Route
 	for i, rt := range routes {
-		if !limited(rt) || priced(table, rt) {
+		if !limited(rt) || priced(table, rt) && !r.unbooked {
 			if dropped != nil {
 				out = append(out, rt)
 			}
@@ -55,6 +59,15 @@ func (e *Engine) pricedRoutes(r *request, routes []config.Route) ([]config.Route
 		return out, nil
 	}
 	const fix = "add a price for it under pricing: in the config, or set routing.unpriced: allow"
+	if r.unbooked {
+		what := fmt.Sprintf("token %q's cost_limit of $%.2f", r.token.Name, r.token.CostLimit)
+		if r.token.CostLimit <= 0 {
+			what = fmt.Sprintf("channel %q's daily_cost_limit of $%.2f", dropped.Channel.Name, dropped.Channel.DailyCostLimit)
+		}
+		return nil, &clientError{Status: 403, Msg: fmt.Sprintf(
+			"%s answers (audio, or a stream relayed as it is) carry no usage ccload reads, so %s cannot be enforced; ask without \"stream\" where the endpoint allows it, or set routing.unpriced: allow",
+			r.passPath(), what)}
+	}
 	if r.token.CostLimit > 0 {
 		return nil, &clientError{Status: 403, Msg: fmt.Sprintf(
 			"model %q has no price, so token %q's cost_limit of $%.2f cannot be enforced; %s",

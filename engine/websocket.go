@@ -96,7 +96,10 @@ func (e *Engine) serveSocket(ctx *fasthttp.RequestCtx) {
 		Now:          e.clock.Now,
 		Turn: func(body []byte, chain responsesws.Chain) responsesws.Result {
 			ups.setChain(chain)
-			return e.serveTurn(tmpl, remote, ups, body)
+			return e.serveTurn(tmpl, remote, ups, body, opGenerate)
+		},
+		WarmUp: func(body []byte) responsesws.Result {
+			return e.serveTurn(tmpl, remote, ups, body, opWarmUp)
 		},
 	}
 	err := upgrader.Upgrade(ctx, func(conn *websocket.Conn) {
@@ -142,14 +145,14 @@ func turnTemplate(h *fasthttp.RequestHeader) *fasthttp.Request {
 // HTTP request's. The SSE body the attempt loop commits to is handed back
 // to the socket, which relays it frame by frame; closing it early (the
 // client went away) cancels the upstream like a dropped HTTP client.
-func (e *Engine) serveTurn(tmpl *fasthttp.Request, remote net.Addr, ups *upstreamSockets, body []byte) responsesws.Result {
+func (e *Engine) serveTurn(tmpl *fasthttp.Request, remote net.Addr, ups *upstreamSockets, body []byte, o op) responsesws.Result {
 	var req fasthttp.Request
 	tmpl.CopyTo(&req)
 	req.SetBody(body)
 	rc := new(fasthttp.RequestCtx)
 	rc.Init(&req, remote, nil)
 	rc.SetUserValue(wsTurnKey, ups)
-	e.serveProxy(rc, endpoint{family: protocol.Responses})
+	e.serveProxy(rc, endpoint{family: protocol.Responses, op: o})
 	if rc.Response.IsBodyStream() {
 		return responsesws.Result{Stream: streamOf(rc.Response.BodyStream())}
 	}

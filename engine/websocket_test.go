@@ -181,11 +181,16 @@ func TestWebSocketWarmUpThenChainedTurns(t *testing.T) {
 		t.Errorf("unknown previous id: %v", bad)
 	}
 
-	rows := g.waitLogs(t, 2)
-	if len(rows) != 2 {
-		t.Fatalf("log rows: %d, want one per generated turn", len(rows))
+	// A row per turn, the warm-up's included: it is admitted and logged
+	// like a turn, with no channel since no upstream saw it.
+	rows := g.waitLogs(t, 3)
+	if len(rows) != 3 {
+		t.Fatalf("log rows: %d, want one per turn, warm-up included", len(rows))
 	}
-	for _, r := range rows {
+	if warm := rows[len(rows)-1]; warm.Status != 200 || warm.Channel != "" || warm.Cost != 0 {
+		t.Errorf("warm-up row: status %d channel %q cost %v", warm.Status, warm.Channel, warm.Cost)
+	}
+	for _, r := range rows[:2] {
 		if r.Status != 200 || r.Channel != "resp" || !strings.Contains(r.AttemptsJSON, "transport: websocket") {
 			t.Errorf("row: status %d channel %q attempts %s", r.Status, r.Channel, r.AttemptsJSON)
 		}

@@ -308,6 +308,13 @@ func (s *sqlStore) PruneLogs(ctx context.Context, before time.Time) (int64, erro
 	if err := s.pruneSpans(ctx); err != nil {
 		return n, fmt.Errorf("store: prune log spans: %w", err)
 	}
+	// usage_daily's rows of requests no upstream saw (addUsage) go with
+	// the logs of their day: they hold no cost, so no cost limit reads
+	// them. The rows with a channel stay: lifetime token costs are summed
+	// from them.
+	if _, err := s.db.ExecContext(ctx, s.d.q("DELETE FROM usage_daily WHERE channel = '' AND cost = 0 AND day < ?"), dayOf(before)); err != nil {
+		return n, fmt.Errorf("store: prune usage of refused requests: %w", err)
+	}
 	return n, nil
 }
 

@@ -134,7 +134,13 @@ func prepareSQLite(dsn string) (string, bool, error) {
 		if err != nil {
 			return "", false, fmt.Errorf("store: sqlite: create file: %w", err)
 		}
+		// An existing file keeps the mode it was made with (a copy, an
+		// older release, a umask): tighten it too.
+		err = f.Chmod(0o600)
 		f.Close()
+		if err != nil {
+			return "", false, fmt.Errorf("store: sqlite: make the file owner-only: %w", err)
+		}
 	}
 	sep := "?"
 	if strings.Contains(dsn, "?") {

@@ -41,7 +41,8 @@ type RetentionStats struct {
 // logs older than the retention once when Run starts and then every Every.
 // Deleting goes through Store.PruneLogs, which works in bounded batches, so
 // the database is never locked for long; requests never wait on it, as they
-// only hand rows to the Writer. usage_daily is kept.
+// only hand rows to the Writer. usage_daily is kept but for the rows of
+// requests no upstream saw, which go with their day's logs.
 type Retention struct {
 	st   Store
 	opts RetentionOptions

@@ -53,7 +53,9 @@ type Store interface {
 	// PruneLogs deletes request logs and their debug captures older than
 	// before, in batches so that a large prune does not hold a long write
 	// lock, and returns how many request logs it deleted (captures are not
-	// counted). usage_daily is kept: lifetime token costs are read from it.
+	// counted). usage_daily is kept, but for the rows of requests no
+	// upstream saw (no channel, no cost): lifetime token costs are read
+	// from it.
 	PruneLogs(ctx context.Context, before time.Time) (int64, error)
 
 	// UpsertCooldown creates or replaces the cooldown with c's key; the last

@@ -22,6 +22,14 @@ func (s *sqlStore) addUsage(ctx context.Context, tx *sql.Tx, prepared *sql.Stmt,
 		r := &rows[i]
 		// The names as the log rows store them (cleanLog).
 		k := usageKey{dayOf(r.Time), clean(r.Token, maxName), clean(r.Channel, maxName), clean(r.Model, maxName)}
+		if k.channel == "" {
+			// No upstream saw it (refused, or nothing could serve it), so
+			// it has no tokens and no cost, and its model is whatever the
+			// client wrote: counted under no model, a token's refusals
+			// add one row a day, however many names they make up. The
+			// log row keeps the name.
+			k.model = ""
+		}
 		u := sums[k]
 		if u == nil {
 			u = &UsageDay{Day: k.day, Token: k.token, Channel: k.channel, Model: k.model}

@@ -6,7 +6,7 @@
 // disk, and prints one table with the ratios. Every response is verified;
 // a wrong one counts as an error.
 //
-// Scenarios (README, "Load benchmark" says how to read the table):
+// Scenarios (docs/benchmarks.md says how to read the table):
 //
 //	json     closed loop, -c concurrent non-stream requests, ~1 KB JSON answer
 //	open     open loop at -rate req/s, latency measured from the scheduled

@@ -6,7 +6,7 @@
 #   CCLOAD_CLIENTS_DIR   the cache (default ${XDG_CACHE_HOME:-$HOME/.cache}/ccload-clients)
 set -euo pipefail
 
-# The versions verified in README.md ("Which clients through which upstreams").
+# The versions verified in docs/clients.md ("Which clients through which upstreams").
 PINS=(
   "@anthropic-ai/claude-code@2.1.197"
   "@openai/codex@0.171.0"

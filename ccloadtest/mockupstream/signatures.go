@@ -163,3 +163,7 @@ func geminiSignatureError(body []byte, signer, model string) string {
 	}
 	return ""
 }
+
+// SignedBy reports whether sig is a signature a mock with Options.Signer
+// signer minted for family (tests check where a signature went).
+func SignedBy(sig, family, signer string) bool { return signedBy(sig, family, signer) }

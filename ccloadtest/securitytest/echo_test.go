@@ -24,7 +24,7 @@ func TestMalformedRequestIsNotEchoed(t *testing.T) {
 			t.Errorf("the answer echoes the request:\n%s", got)
 		}
 	}
-	s.stop()
+	s.Stop()
 	if strings.Contains(s.Stderr.String(), token) {
 		t.Errorf("stderr holds the client token:\n%s", s.Stderr)
 	}

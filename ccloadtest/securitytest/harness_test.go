@@ -11,10 +11,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/ccload/ccload/ccloadtest/gateway"
 	"github.com/ccload/ccload/ccloadtest/wait"
 	"github.com/ccload/ccload/cmd"
 	"github.com/ccload/ccload/store"
@@ -31,34 +31,8 @@ const channelKey = "upk-Zq81mXv0Lr2Pa9Tw"
 // adminPassword is the dashboard password of every test config.
 const adminPassword = "admin-pw-Security-1"
 
-// syncBuffer is a bytes.Buffer safe for the server's log writer and the test.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-// server is a running `ccload serve`.
-type server struct {
-	URL    string
-	Addr   string
-	Dir    string
-	File   string
-	DB     string
-	Stderr *syncBuffer
-	stop   func()
-}
+// server is a running `ccload serve` (ccloadtest/gateway).
+type server struct{ *gateway.Served }
 
 // config builds a config file: server keys (YAML lines under server:,
 // indented two spaces) and one Anthropic channel "a" at upstream serving
@@ -82,37 +56,7 @@ tokens:
 }
 
 // start writes yaml ({{DB}} replaced) and runs serve until the test ends.
-func start(t *testing.T, yaml string) *server {
-	t.Helper()
-	dir := t.TempDir()
-	db := filepath.Join(dir, "data", "ccload.db")
-	yaml = strings.ReplaceAll(yaml, "{{DB}}", db)
-	file := filepath.Join(dir, "ccload.yaml")
-	if err := os.WriteFile(file, []byte(yaml), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	errb := &syncBuffer{}
-	ctx, cancel := context.WithCancel(context.Background())
-	addr := make(chan string, 1)
-	done := make(chan error, 1)
-	io := cmd.IOStreams{In: strings.NewReader(""), Out: io.Discard, Err: errb}
-	go func() {
-		done <- cmd.Serve(ctx, &cmd.ServeOptions{IO: io, Config: file, Grace: 2 * time.Second, NoWatch: true,
-			Ready: func(a string) { addr <- a }})
-	}()
-	s := &server{Dir: dir, File: file, DB: db, Stderr: errb}
-	select {
-	case a := <-addr:
-		s.Addr, s.URL = a, "http://"+a
-	case err := <-done:
-		cancel()
-		t.Fatalf("serve exited: %v\n%s", err, errb)
-	}
-	var once sync.Once
-	s.stop = func() { once.Do(func() { cancel(); <-done }) }
-	t.Cleanup(s.stop)
-	return s
-}
+func start(t *testing.T, yaml string) *server { return &server{gateway.Serve(t, yaml)} }
 
 // do sends one request and returns the status and body.
 func do(t *testing.T, method, url, body string, header map[string]string) (*http.Response, string) {
@@ -218,7 +162,7 @@ func serveOnce(t *testing.T, yaml string) error {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	io := cmd.IOStreams{In: strings.NewReader(""), Out: io.Discard, Err: &syncBuffer{}}
+	io := cmd.IOStreams{In: strings.NewReader(""), Out: io.Discard, Err: &gateway.LogBuffer{}}
 	done := make(chan error, 1)
 	go func() {
 		done <- cmd.Serve(ctx, &cmd.ServeOptions{IO: io, Config: file, Grace: time.Second, NoWatch: true, Ready: func(string) { cancel() }})

@@ -53,7 +53,7 @@ func TestEchoedKeyIsRedacted(t *testing.T) {
 			t.Errorf("cooldown reason holds the key: %q", c.Reason)
 		}
 	}
-	s.stop()
+	s.Stop()
 	if l := s.leaks(t, channelKey); len(l) > 0 {
 		t.Errorf("leaked: %v", l)
 	}

@@ -28,7 +28,7 @@ func TestLogsOutputIsTerminalSafe(t *testing.T) {
 	if !strings.Contains(rows[0].Error, "\x1b") {
 		t.Fatalf("the row should keep the upstream's text as it came (got %q)", rows[0].Error)
 	}
-	s.stop()
+	s.Stop()
 	for _, tty := range []bool{true, false} {
 		var out, errb bytes.Buffer
 		f := &cmd.Factory{IO: cmd.IOStreams{In: strings.NewReader(""), Out: &out, Err: &errb, IsTTY: tty}}

@@ -55,7 +55,7 @@ tokens:
 	if !strings.Contains(cds[0].URL, "127.0.0.1:1") {
 		t.Fatalf("cooldown url %q does not name the host", cds[0].URL)
 	}
-	s.stop()
+	s.Stop()
 	if l := s.leaks(t, urlPassword, urlQueryKey); len(l) > 0 {
 		t.Errorf("leaked: %v", l)
 	}

@@ -23,8 +23,9 @@ func Members(body []byte) Body {
 	return func(name string) gjson.Result { return gjson.GetBytes(body, name) }
 }
 
-// Source names where a session identity came from; it is shown in the
-// README's order table and kept for tests and debugging.
+// Source names where a session identity came from, one per step of
+// Identify's order (docs/routing.md, "Cache-aware routing"); kept for
+// tests and debugging.
 type Source string
 
 const (

@@ -46,8 +46,14 @@ func notFound(id string) *turnError {
 // fields that exist only on the socket (type, generate) and the chain id
 // (replaced by the transcript) never reach an HTTP upstream body.
 func parseCreate(frame []byte) (create, *turnError) {
-	if !jsonwalk.Valid(jsonwalk.View(frame)) || !gjson.ParseBytes(frame).IsObject() {
+	ok, dup := jsonwalk.ValidUnique(jsonwalk.View(frame), nil)
+	if !ok || !gjson.ParseBytes(frame).IsObject() {
 		return create{}, &turnError{status: 400, code: "invalid_json", message: "the frame is not a JSON object"}
+	}
+	if dup != "" {
+		// As for an HTTP body (engine checkInput): the first of two keys
+		// is what ccload reads, the last may be what an upstream reads.
+		return create{}, &turnError{status: 400, code: "invalid_json", message: "the frame has the key " + strconv.Quote(dup) + " twice in one object"}
 	}
 	if t := gjson.GetBytes(frame, "type").Str; t != "response.create" {
 		return create{}, &turnError{status: 400, code: "invalid_event_type", message: fmt.Sprintf("unsupported client event type %q (want response.create)", t)}

@@ -33,8 +33,13 @@ type Options struct {
 	MaxFrame int64
 	// Turn serves one turn's HTTP body through the engine's request path;
 	// chain says which part of its input replays an earlier response.
-	Turn  func(body []byte, chain Chain) Result
-	Stats *Stats
+	Turn func(body []byte, chain Chain) Result
+	// WarmUp admits a warm-up (generate: false) the way Turn admits a
+	// turn (the token's models and limits, a log row) without calling an
+	// upstream: a Status of 200 lets the socket answer it, any other is
+	// sent as the error. nil answers every warm-up.
+	WarmUp func(body []byte) Result
+	Stats  *Stats
 	// Sessions is the engine's store of response chains; Token (the
 	// client token's name) and SessionID (the Session-Id, else Thread-Id
 	// header; "" = none) pick this socket's session in it.
@@ -312,6 +317,11 @@ func (s *socket) turn(frame []byte) bool {
 			message: "the conversation's transcript is over server.websockets.max_transcript_bytes; start a new chain (no previous_response_id)"}))
 	}
 	if !c.generate {
+		if s.o.WarmUp != nil {
+			if res := s.o.WarmUp(withInput(c.body, items)); res.Status != 200 {
+				return s.send(errorFromBody(res.Status, res.Body))
+			}
+		}
 		return s.warmUp(c, items)
 	}
 	res := s.o.Turn(withInput(c.body, items), Chain{Prev: c.prev, Replayed: len(items) - len(c.input)})

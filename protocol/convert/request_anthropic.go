@@ -431,26 +431,8 @@ func rqEncodeAnthropic(r *Req) ([]byte, error) {
 			w.raw(`{"type":"web_search_20250305","name":"web_search"}`)
 		}
 		for i := range r.Tools {
-			t := &r.Tools[i]
-			desc, params := t.Desc, t.Params
-			if t.Custom {
-				desc, params = t.functionShape()
-			}
 			w.obj()
-			w.kstr("name", t.Name)
-			if desc != "" {
-				w.kstr("description", desc)
-			}
-			w.key("input_schema")
-			if params == "" {
-				w.raw(`{"type":"object","properties":{}}`)
-			} else {
-				w.raw(params)
-			}
-			if t.Strict == TriTrue {
-				w.key("strict")
-				w.bool(true)
-			}
+			w.functionTool(&r.Tools[i], &anthropicTool)
 			w.endObj()
 		}
 		w.endArr()

@@ -565,20 +565,8 @@ func rqEncodeGemini(r *Req) ([]byte, error) {
 		w.key("functionDeclarations")
 		w.arr()
 		for i := range r.Tools {
-			t := &r.Tools[i]
-			desc, params := t.Desc, t.Params
-			if t.Custom {
-				desc, params = t.functionShape()
-			}
 			w.obj()
-			w.kstr("name", t.Name)
-			if desc != "" {
-				w.kstr("description", desc)
-			}
-			if params != "" {
-				w.key("parametersJsonSchema")
-				rqAppendSchema(w, gjson.Parse(params), rqSchemaToGemini, 0)
-			}
+			w.functionTool(&r.Tools[i], &geminiTool)
 			w.endObj()
 		}
 		w.endArr()

@@ -521,24 +521,10 @@ func rqChatTextMsg(w *reqJSON, role string, texts []string) {
 // into the client's custom call (clientToolsOf).
 func rqChatEncodeTool(w *reqJSON, t *ToolDef) {
 	w.obj()
-	if t.Custom {
-		desc, params := t.functionShape()
-		t = &ToolDef{Name: t.Name, Desc: desc, Params: params}
-	}
 	w.kstr("type", "function")
 	w.key("function")
 	w.obj()
-	w.kstr("name", t.Name)
-	if t.Desc != "" {
-		w.kstr("description", t.Desc)
-	}
-	if t.Params != "" {
-		w.kraw("parameters", t.Params)
-	}
-	if t.Strict != TriUnset {
-		w.key("strict")
-		w.bool(t.Strict == TriTrue)
-	}
+	w.functionTool(t, &chatTool)
 	w.endObj()
 	w.endObj()
 }

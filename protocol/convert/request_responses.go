@@ -486,21 +486,11 @@ func rqEncodeResponses(r *Req) ([]byte, error) {
 					w.kraw("format", t.Format)
 				}
 			} else {
-				w.kstr("type", "function")
-				w.kstr("name", t.Name)
-				if t.Desc != "" {
-					w.kstr("description", t.Desc)
-				}
-				w.key("parameters")
-				if t.Params == "" {
-					w.raw(`{"type":"object","properties":{}}`)
-				} else {
-					w.raw(t.Params)
-				}
 				// Responses defaults strict to true, which rejects most
-				// schemas written for the other families.
-				w.key("strict")
-				w.bool(t.Strict == TriTrue)
+				// schemas written for the other families: it is always
+				// written (responsesTool).
+				w.kstr("type", "function")
+				w.functionTool(t, &responsesTool)
 			}
 			w.endObj()
 		}
