@@ -436,6 +436,12 @@ func TestExpiredTokenRetriesSameAccount(t *testing.T) {
 		t.Fatalf("/admin/accounts: %d %s", resp.StatusCode, b)
 	}
 	e.outputs.Write(b)
+	// With alice's quota used up too, the 503 says why, account by account.
+	e.backend.Exhaust("acct-a", time.Now().Add(time.Hour))
+	ask(t, base, "responses") // finds out
+	if code, body := ask(t, base, "responses"); code != 503 || !strings.Contains(body, "alice exhausted until") || !strings.Contains(body, "bob not signed in") {
+		t.Fatalf("every account out: %d %s", code, body)
+	}
 }
 
 // TestCheckSaysKeyChanged: after server.secret_key changes, `ccload check`

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"strings"
 	"time"
 
 	"github.com/ccload/ccload/config"
@@ -86,6 +87,24 @@ func (e *Engine) accountFor(r *request, c *upstreamCall) *attemptResult {
 		}
 	}
 	return nil
+}
+
+// noAccountLeft says on the request's 503 why an oauth channel had no
+// account to try: each account's reason, the soonest reset among them.
+//
+//go:noinline
+func (e *Engine) noAccountLeft(ch *config.Channel, p *routePlan) {
+	if ch.OAuth == "" || e.accounts == nil {
+		return
+	}
+	now := e.clock.Now()
+	var why []string
+	for _, a := range ch.Accounts {
+		if ok, reason := e.accounts.Usable(ch.Name, a, now); !ok {
+			why = append(why, a+" "+reason)
+		}
+	}
+	p.note(ch.Name + ": no account can take the request (" + strings.Join(why, ", ") + ")")
 }
 
 func accountFailure(c *upstreamCall, msg string) *attemptResult {

@@ -112,6 +112,9 @@ func (e *Engine) tryRoute(ctx *fasthttp.RequestCtx, r *request, c candidate, p *
 		}
 	}()
 	keys, urls := e.attemptOrder(r, c)
+	if len(keys) == 0 {
+		e.noAccountLeft(c.route.Channel, p)
+	}
 	retried := false // an account's expired token renewed once (accounts.go)
 	for ki, ui := 0, 0; ki < len(keys) && ui < len(urls) && r.mayAttempt(e.clock.Now()); {
 		if r.gone.Load() {
