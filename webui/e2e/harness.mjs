@@ -32,10 +32,13 @@ export const secrets = {
   proxyPass: 'e2e-proxy-password-0008',
 };
 
-export function config(mockURL, db) {
+// secretKey seals the seeded subscription accounts (start({accounts: true})).
+export const secretKey = 'e2e0'.repeat(16);
+
+export function config(mockURL, db, { accounts = false } = {}) {
   const s = secrets;
   return `version: 1
-server: {admin_password: "${s.adminPassword}", max_body_bytes: 1MiB}
+server: {admin_password: "${s.adminPassword}", max_body_bytes: 1MiB${accounts ? `, secret_key: "${secretKey}"` : ''}}
 storage: {driver: sqlite, dsn: "${db}", log_retention: 30d}
 routing:
   cooldown: {server: 10m, min: 10s, max: 30m, fallback: false}
@@ -74,7 +77,13 @@ channels:
     models: [gemini-3.5-flash-lite]
     proxy: "http://relay:${s.proxyPass}@127.0.0.1:9"
     enabled: false
-tokens:
+${accounts ? `  - name: chatgpt
+    oauth: codex
+    accounts: [alice, bob, carol, dave]
+    urls: ["${mockURL}"]
+    oauth_issuer: "${mockURL}"
+    models: [gpt-5.4]
+` : ''}tokens:
   - name: alice
     token: "${s.alice}"
   - name: bob
@@ -110,21 +119,24 @@ function spawnReady(args, re, label) {
 /**
  * start runs a mock upstream and a gateway on a fresh temporary config.
  * seedRows > 0 fills the database with that many synthetic log rows over
- * the last span first (webui/e2e/seed). Returns {base, mockURL, dir, cfg, stop}.
+ * the last span first (webui/e2e/seed); accounts adds the codex channel
+ * chatgpt and seeds its accounts (webui/e2e/seed/accounts.go). Returns
+ * {base, mockURL, dir, cfg, stop}.
  */
-export async function start({ seedRows = 0, span = '24h' } = {}) {
+export async function start({ seedRows = 0, span = '24h', accounts = false } = {}) {
   if (!existsSync(bin)) throw new Error(`${bin} is missing: run make build`);
   const dir = mkdtempSync(join(tmpdir(), 'ccload-e2e-'));
   const db = join(dir, 'ccload.db');
-  if (seedRows > 0) {
+  if (seedRows > 0 || accounts) {
     const seed = join(dir, 'seed');
     execFileSync('go', ['build', '-o', seed, './webui/e2e/seed'], { cwd: repo, stdio: 'inherit' });
-    execFileSync(seed, ['-db', db, '-n', String(seedRows), '-span', span], { stdio: 'inherit' });
+    const extra = accounts ? ['-accounts', 'chatgpt', '-secret-key', secretKey] : [];
+    execFileSync(seed, ['-db', db, '-n', String(seedRows), '-span', span, ...extra], { stdio: 'inherit' });
   }
   const mock = await spawnReady(['mock-upstream', '--listen', '127.0.0.1:0'], /listening on (\S+)/, 'mock upstream');
   const mockURL = mock.match[1];
   const cfg = join(dir, 'ccload.yaml');
-  writeFileSync(cfg, config(mockURL, db));
+  writeFileSync(cfg, config(mockURL, db, { accounts }));
   let gw;
   try {
     gw = await spawnReady(['serve', '-c', cfg, '--listen', '127.0.0.1:0', '--grace', '2s'], /ccload serving.*?addr=(\S+)/, 'gateway');

@@ -22,12 +22,14 @@ func main() {
 	db := flag.String("db", "", "SQLite database file (created and migrated if missing)")
 	n := flag.Int("n", 100000, "rows to insert")
 	span := flag.Duration("span", 24*time.Hour, "spread the rows over this long before now")
+	accounts := flag.String("accounts", "", "also store subscription accounts on this codex channel (seedAccounts)")
+	secretKey := flag.String("secret-key", "", "server.secret_key the accounts are sealed with")
 	flag.Parse()
 	if *db == "" {
 		fmt.Fprintln(os.Stderr, "seed: -db is required")
 		os.Exit(2)
 	}
-	if err := run(*db, *n, *span); err != nil {
+	if err := run(*db, *n, *span, *accounts, *secretKey); err != nil {
 		fmt.Fprintln(os.Stderr, "seed:", err)
 		os.Exit(1)
 	}
@@ -44,13 +46,18 @@ var (
 	clients = []string{"anthropic", "openai", "responses", "anthropic"}
 )
 
-func run(db string, n int, span time.Duration) error {
+func run(db string, n int, span time.Duration, accounts, secretKey string) error {
 	ctx := context.Background()
 	st, err := store.Open(ctx, "sqlite", db)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
+	if accounts != "" {
+		if err := seedAccounts(ctx, st, accounts, secretKey); err != nil {
+			return err
+		}
+	}
 	rng := rand.New(rand.NewPCG(1, 2)) // the same rows every run
 	now := time.Now()
 	const batch = 5000
@@ -66,6 +73,9 @@ func run(db string, n int, span time.Duration) error {
 			}
 			rows = rows[:0]
 		}
+	}
+	if n == 0 {
+		return nil
 	}
 	fmt.Printf("seed: %d rows over %s into %s in %s\n", n, span, db, time.Since(start).Round(time.Millisecond))
 	return nil

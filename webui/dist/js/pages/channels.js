@@ -4,6 +4,7 @@
 // actions clear cooldown, pause/resume (a runtime override, stored in the
 // database, not in the YAML) and test (POST /admin/channels/{name}/test).
 import { api, h, put, table, badge, fmtCount, fmtInt, fmtCost, fmtMs, fmtSeconds, fmtTime } from '../lib.js';
+import { fetchAccounts, accountsTable } from '../accounts.js';
 
 export const title = 'Channels';
 
@@ -14,15 +15,19 @@ export async function mount(root, ctx) {
   const summary = h('section', { id: 'summary' });
   const list = h('div', { class: 'channels', id: 'channel-list' });
   const msg = h('p', { class: 'muted', role: 'status', id: 'channels-msg' });
-  root.append(h('h1', {}, 'Channels'), summary, msg, list);
+  // Subscription accounts (oauth channels); hidden while there are none.
+  const accounts = h('section', { id: 'accounts', hidden: true, 'aria-labelledby': 'accounts-h' });
+  root.append(h('h1', {}, 'Channels'), summary, accounts, msg, list);
 
   const cards = new Map(); // name -> {el, update}
   let offset = 0; // server clock minus ours, for the countdowns
   let names = '';
 
   const refresh = async () => {
-    const res = await api('/admin/channels', { signal: ctx.signal });
+    const [res, accts] = await Promise.all([api('/admin/channels', { signal: ctx.signal }), fetchAccounts(ctx.signal)]);
     if (!ctx.alive()) return;
+    accounts.hidden = !accts.length;
+    if (accts.length) put(accounts, h('h2', { id: 'accounts-h' }, 'Subscription accounts'), accountsTable(accts));
     offset = Date.parse(res.time) - Date.now();
     const now = res.channels.map((c) => c.name).join('\n');
     if (now !== names) {
