@@ -30,6 +30,9 @@ type ChannelsPane struct {
 	resp *adminapi.ChannelsResponse
 	at   time.Time // when resp arrived
 	sort channelSort
+	// accounts are the subscription accounts by channel (AccountsMsg).
+	accounts   map[string][]adminapi.Account
+	accountsAt time.Time
 }
 
 func (p *ChannelsPane) set(r *adminapi.ChannelsResponse, at time.Time) { p.resp, p.at = r, at }
@@ -113,6 +116,7 @@ func (p *ChannelsPane) view(st Styles, v paneView) []string {
 			plain(ch.Name), state, plain(strconv.FormatInt(ch.InFlight, 10)), plain(strconv.Itoa(ch.RPM)),
 			plain(strconv.FormatInt(ch.Today.Requests, 10)), errs, plain(fmt.Sprintf("$%.4f", ch.Today.Cost)), cacheRate(ch.Today), cd,
 		})
+		cells = append(cells, p.accountRows(st, ch.Name, v.now)...)
 	}
 	empty := "no channels yet"
 	if p.resp != nil {

@@ -25,6 +25,7 @@ type Source interface {
 	BaseURL() string
 	Status(ctx context.Context) (*adminapi.Status, error)
 	Channels(ctx context.Context) (*adminapi.ChannelsResponse, error)
+	Accounts(ctx context.Context) (*adminapi.AccountsResponse, error)
 	Active(ctx context.Context) (*adminapi.ActiveResponse, error)
 	Events(ctx context.Context, types ...string) (*adminapi.EventStream, error)
 }
@@ -56,6 +57,13 @@ type (
 		Err      error
 		At       time.Time
 	}
+	// AccountsMsg answers GET /admin/accounts: the subscription accounts
+	// the channels pane shows under their oauth channels.
+	AccountsMsg struct {
+		Accounts *adminapi.AccountsResponse
+		Err      error
+		At       time.Time
+	}
 	// ConnectedMsg ends a (re)connection attempt: the event stream and the
 	// requests in flight at that moment, or the error.
 	ConnectedMsg struct {
@@ -79,10 +87,13 @@ type (
 )
 
 const (
-	tickEvery   = time.Second
-	frameEvery  = 250 * time.Millisecond
-	callTimeout = 5 * time.Second
-	maxBackoff  = 10 * time.Second
+	tickEvery = time.Second
+	// accountsEvery spaces the accounts refreshes (their answer reads the
+	// database and the day's request logs).
+	accountsEvery = 5 * time.Second
+	frameEvery    = 250 * time.Millisecond
+	callTimeout   = 5 * time.Second
+	maxBackoff    = 10 * time.Second
 	// unreachableAfter is how long a lost server may stay away before the
 	// panes give way to the "cannot reach" message.
 	unreachableAfter = 10 * time.Second
@@ -124,6 +135,9 @@ type Model struct {
 	statusErr error
 	chanErr   error
 	fetching  bool // a status+channels refresh is under way
+	// accountsAt is when accounts were last asked for: every
+	// accountsEvery, as the answer reads the database.
+	accountsAt time.Time
 
 	conn connection
 	rate rates
@@ -214,6 +228,17 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.chanErr = msg.Err
 		if msg.Err == nil && !m.paused {
 			m.channels.set(msg.Channels, msg.At)
+		}
+	case AccountsMsg:
+		m.advance(msg.At)
+		if !m.paused {
+			// An error (or a server without the route) hides the accounts
+			// rather than showing stale states.
+			var list []adminapi.Account
+			if msg.Err == nil && msg.Accounts != nil {
+				list = msg.Accounts.Accounts
+			}
+			m.channels.setAccounts(list, msg.At)
 		}
 	case TickMsg:
 		m.advance(msg.Time)
@@ -422,7 +447,17 @@ func (m *Model) waitForEvent(s *adminapi.EventStream) tea.Cmd {
 // refresh fetches status and channels.
 func (m *Model) refresh() tea.Cmd {
 	src, now := m.src, m.now
-	return tea.Batch(
+	var accounts tea.Cmd
+	if t := now(); m.accountsAt.IsZero() || t.Sub(m.accountsAt) >= accountsEvery {
+		m.accountsAt = t
+		accounts = func() tea.Msg {
+			ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
+			defer cancel()
+			a, err := src.Accounts(ctx)
+			return AccountsMsg{Accounts: a, Err: err, At: now()}
+		}
+	}
+	return tea.Batch(accounts,
 		func() tea.Msg {
 			ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
 			defer cancel()

@@ -37,6 +37,9 @@ func (fakeSource) Status(context.Context) (*adminapi.Status, error) {
 func (fakeSource) Channels(context.Context) (*adminapi.ChannelsResponse, error) {
 	return nil, errFake
 }
+func (fakeSource) Accounts(context.Context) (*adminapi.AccountsResponse, error) {
+	return nil, errFake
+}
 func (fakeSource) Active(context.Context) (*adminapi.ActiveResponse, error) {
 	return nil, errFake
 }
