@@ -8,6 +8,7 @@ import (
 	"github.com/ccload/ccload/config"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 	"time"
 
@@ -68,8 +69,21 @@ func demoRun(ctx context.Context, opts *DemoOptions) error {
 		return &exitError{code: exitFail, err: fmt.Errorf("mock upstream: %w (is another demo running?)", err)}
 	}
 	defer m.Close()
+	acctBase, _, stopAccounts, err := demoAccounts(demoAccountAddr, m)
+	if err != nil {
+		return &exitError{code: exitFail, err: fmt.Errorf("mock sign-in and Codex backend: %w (is another demo running?)", err)}
+	}
+	defer stopAccounts()
+	file, err := demoAccountConfig(opts.Config, filepath.Dir(os.Getenv("CCLOAD_DB")), acctBase)
+	if err != nil {
+		return &exitError{code: exitFail, err: fmt.Errorf("demo account channel: %w", err)}
+	}
+	signedIn, err := demoSignIn(ctx, file)
+	if err != nil {
+		return &exitError{code: exitFail, err: fmt.Errorf("demo account sign-in: %w", err)}
+	}
 	return serveRun(ctx, &ServeOptions{
-		IO: opts.IO, Config: opts.Config, Grace: 5 * time.Second, AllowDemoToken: true,
+		IO: opts.IO, Config: file, Grace: 5 * time.Second, AllowDemoToken: true,
 		Ready: func(addr string) {
 			w := opts.IO.Out
 			fmt.Fprintf(w, "\nccload demo: gateway on http://%s, mock upstream on %s\n", addr, mockURL)
@@ -78,6 +92,10 @@ func demoRun(ctx context.Context, opts *DemoOptions) error {
 				"    -H 'content-type: application/json' \\\n    -d '{\"model\":\"claude-sonnet-4-6\",\"max_tokens\":64,\"stream\":true,\"messages\":[{\"role\":\"user\",\"content\":\"Hello\"}]}'\n\n", addr, demoToken)
 			fmt.Fprintf(w, "Or OpenAI Chat:\n  curl http://%s/v1/chat/completions -H 'Authorization: Bearer %s' -H 'content-type: application/json' \\\n"+
 				"    -d '{\"model\":\"gpt-5\",\"messages\":[{\"role\":\"user\",\"content\":\"Hello\"}]}'\n\n", addr, demoToken)
+			fmt.Fprintf(w, "Or a subscription account, through the mock ChatGPT sign-in and Codex backend on %s:\n  %s\n"+
+				"  curl http://%s/v1/responses -H 'Authorization: Bearer %s' -H 'content-type: application/json' \\\n"+
+				"    -d '{\"model\":\"%s\",\"input\":\"Hello\"}'\n  CCLOAD_DB=%s ccload accounts -c %s\n\n",
+				acctBase, signedIn, addr, demoToken, demoAccountModel, os.Getenv("CCLOAD_DB"), file)
 			fmt.Fprintf(w, "Health: curl http://%s/health     Stop: Ctrl-C\n\n", addr)
 		},
 	})
