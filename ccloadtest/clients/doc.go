@@ -1,7 +1,10 @@
 // Package clients holds the end-to-end tests that drive the real agent CLIs
 // (Claude Code, Codex CLI, Gemini CLI) through a built `ccload serve` to the
 // mock upstream in each of the four upstream families, one text turn and one
-// tool turn per client and family, plus Codex in code mode.
+// tool turn per client and family, plus Codex in code mode. Beside them:
+// agents failing over mid tool loop (failover_test.go), and the Codex CLI
+// through a subscription account channel to the mock Codex backend, the
+// account signed in with `ccload login codex --import` (account_test.go).
 //
 // The tests are behind the build tag "clients" because they need the CLIs,
 // which clients/install.sh installs from npm into a cache outside the
