@@ -78,9 +78,13 @@ func demoRun(ctx context.Context, opts *DemoOptions) error {
 	if err != nil {
 		return &exitError{code: exitFail, err: fmt.Errorf("demo account channel: %w", err)}
 	}
-	signedIn, err := demoSignIn(ctx, file)
-	if err != nil {
-		return &exitError{code: exitFail, err: fmt.Errorf("demo account sign-in: %w", err)}
+	// A config with oauth channels of its own is served as it is: its
+	// accounts are the user's to sign in.
+	signedIn := "the config has oauth channels of its own: no demo account added"
+	if file != opts.Config {
+		if signedIn, err = demoSignIn(ctx, file); err != nil {
+			return &exitError{code: exitFail, err: fmt.Errorf("demo account sign-in: %w", err)}
+		}
 	}
 	return serveRun(ctx, &ServeOptions{
 		IO: opts.IO, Config: file, Grace: 5 * time.Second, AllowDemoToken: true,

@@ -102,3 +102,17 @@ func TestDemoAccountChannel(t *testing.T) {
 	cancel()
 	<-done
 }
+
+// A config that has oauth channels of its own is left as it is.
+func TestDemoAccountConfigKeepsOwnOAuth(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "own.yaml")
+	os.WriteFile(file, []byte("version: 1\nserver: {secret_key: x}\nchannels:\n  - {name: mine, oauth: codex, accounts: [me]}\n"), 0o600)
+	got, err := demoAccountConfig(file, dir, "http://127.0.0.1:9")
+	if err != nil || got != file {
+		t.Fatalf("got %s, %v; want the file itself", got, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "demo.yaml")); err == nil {
+		t.Error("demo.yaml written for a config with its own oauth channel")
+	}
+}
