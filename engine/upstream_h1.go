@@ -170,8 +170,11 @@ func staleConn(err error) bool {
 // closed when the attempt ends.
 func (u *h1Upstream) conn(rq *upstreamRequest, addr string, fresh bool) (c *h1Conn, reused bool, err error) {
 	if !fresh && !rq.watch {
-		if c := u.take(addr); c != nil {
-			return c, true, nil
+		for c := u.take(addr); c != nil; c = u.take(addr) {
+			if c.idleUsable() {
+				return c, true, nil
+			}
+			c.close()
 		}
 	}
 	timeout := h1DialTimeout
@@ -304,6 +307,20 @@ type h1Conn struct {
 }
 
 func (c *h1Conn) close() { c.nc.Close() }
+
+// idleUsable reports whether an idle connection may carry a request: it
+// received nothing, not even its close, while idle (idleReceived). A
+// read deadline already past would fail the check's read before it looks
+// at the socket, so it is cleared first; this happens only after a
+// connection idled past its last deadline.
+func (c *h1Conn) idleUsable() bool {
+	if !c.deadline.IsZero() && !time.Now().Before(c.deadline) {
+		if c.setDeadline(time.Time{}) != nil {
+			return false
+		}
+	}
+	return !idleReceived(c.nc, c.deadline)
+}
 
 // interruptHead closes the connection if an attempt is waiting on it for
 // the answer headers: the attempt's client left (request.leave). The
