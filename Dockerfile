@@ -1,6 +1,6 @@
 # Multi-stage build: a static ccload binary in a small non-root image, for
 # a Docker engine that can pull golang and distroless. `make image` builds
-# the same image offline from the release binary (Containerfile): same user
+# the same image offline from the release binary (.ci/Containerfile): same user
 # id (65532), paths, port and entrypoint. This file needs those registry
 # pulls, so it is not built where only the release image is.
 FROM golang:1.26-bookworm AS build
@@ -22,7 +22,7 @@ RUN CGO_ENABLED=0 go build -trimpath -buildvcs=false \
 
 FROM gcr.io/distroless/static-debian12:nonroot
 COPY --from=build /out/ccload /usr/local/bin/ccload
-# distroless's nonroot user is 65532, the Containerfile's ccload user.
+# distroless's nonroot user is 65532, the release image's ccload user.
 COPY --from=build --chown=65532:65532 /out/data /data
 WORKDIR /data
 USER 65532:65532

@@ -99,7 +99,7 @@ release:
 	VERSION=$(VERSION) .ci/release
 
 # The release image from the linux binary, FROM scratch, with podman or
-# buildah and no registry pull (Containerfile, .ci/image). image-check
+# buildah and no registry pull (.ci/Containerfile, .ci/image). image-check
 # also checks it without running it.
 image:
 	VERSION=$(VERSION) .ci/image
