@@ -33,6 +33,9 @@ type rawSock struct {
 	// allocates), and its own arguments and results, so that one read and
 	// one write may run at once as on a net.Conn.
 	readFn, writeFn func(fd uintptr) bool
+	peekFn          func(fd uintptr) bool
+	peeked          bool // what peekSocket found
+	peekBuf         [1]byte
 	rbuf            []byte
 	rn              int
 	rerr            error
@@ -55,7 +58,33 @@ func newRawSock(c net.Conn) *rawSock {
 	s := &rawSock{conn: c, rc: rc}
 	s.readFn = s.readSocket
 	s.writeFn = s.writeSocket
+	s.peekFn = s.peekSocket
 	return s
+}
+
+// received is idleReceived on the socket's own RawConn with a callback
+// bound once: the check runs before every reuse of a pooled connection,
+// and idleReceived's SyscallConn and closure were allocations per request.
+func (s *rawSock) received() bool {
+	s.peeked = false
+	err := s.rc.Read(s.peekFn)
+	return err != nil || s.peeked
+}
+
+// peekSocket is idleReceived's peek: MSG_PEEK consumes nothing, and
+// EAGAIN (nothing there) leaves the connection as the answer left it.
+func (s *rawSock) peekSocket(fd uintptr) bool {
+	for {
+		_, _, err := syscall.Recvfrom(int(fd), s.peekBuf[:], syscall.MSG_PEEK)
+		switch err {
+		case syscall.EINTR:
+			continue
+		case syscall.EAGAIN:
+		default:
+			s.peeked = true // a byte (n > 0), the peer's FIN (n == 0), or an error
+		}
+		return true
+	}
 }
 
 // Read is net.Conn's Read.

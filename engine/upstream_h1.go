@@ -319,6 +319,9 @@ func (c *h1Conn) idleUsable() bool {
 			return false
 		}
 	}
+	if c.sock != nil {
+		return !c.sock.received()
+	}
 	return !idleReceived(c.nc, c.deadline)
 }
 
