@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -17,9 +18,14 @@ import (
 // ccload does for SSE, with nothing else: no auth, routing, conversion,
 // logging or metrics. ccload/gofloor is then what ccload's own work costs
 // over its stack, and gofloor/nginx what Go and fasthttp cost over nginx.
+// An https:// upstream is reached over TLS (http/1.1, the only protocol
+// fasthttp's client speaks).
 func serveFloor(listen, upstream string) {
+	addr, isTLS := strings.CutPrefix(upstream, "https://")
+	addr = strings.TrimPrefix(addr, "http://")
 	hc := &fasthttp.HostClient{
-		Addr:                upstream,
+		Addr:                addr,
+		IsTLS:               isTLS,
 		MaxConns:            1 << 16,
 		StreamResponseBody:  true,
 		MaxIdleConnDuration: time.Minute,
@@ -32,6 +38,9 @@ func serveFloor(listen, upstream string) {
 			}
 			req := fasthttp.AcquireRequest()
 			ctx.Request.CopyTo(req)
+			if isTLS {
+				req.URI().SetScheme("https")
+			}
 			resp := fasthttp.AcquireResponse()
 			err := hc.Do(req, resp)
 			fasthttp.ReleaseRequest(req)

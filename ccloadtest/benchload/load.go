@@ -32,9 +32,12 @@ type result struct {
 type scenario struct {
 	name, label string
 	gatewayOnly bool // meaningless without a gateway (memory per stream)
-	open        bool // latency is reported as added to direct's
-	streams     bool // memory per stream is reported
-	run         func(ctx context.Context, t *target) result
+	// plainOnly: run on the TLS upstream modes only when -only names it,
+	// to keep a default run's length reasonable.
+	plainOnly bool
+	open      bool // latency is reported as added to direct's
+	streams   bool // memory per stream is reported
+	run       func(ctx context.Context, t *target) result
 }
 
 func scenarios(o options) []scenario {
@@ -43,11 +46,11 @@ func scenarios(o options) []scenario {
 			run: func(ctx context.Context, t *target) result {
 				return closedLoop(ctx, t, shapeJSON, false, nil, o.conc, o.warmup, o.duration)
 			}},
-		{name: "agent", label: fmt.Sprintf("non-stream ~%d KB agent request, %d concurrent", len(agentBody(shapeJSON.model))>>10, o.conc),
+		{name: "agent", plainOnly: true, label: fmt.Sprintf("non-stream ~%d KB agent request, %d concurrent", len(agentBody(shapeJSON.model))>>10, o.conc),
 			run: func(ctx context.Context, t *target) result {
 				return closedLoop(ctx, t, shapeJSON, false, agentBody(shapeJSON.model), o.conc, o.warmup, o.duration)
 			}},
-		{name: "open", label: fmt.Sprintf("open loop %d req/s, non-stream", o.rate), open: true,
+		{name: "open", plainOnly: true, label: fmt.Sprintf("open loop %d req/s, non-stream", o.rate), open: true,
 			run: func(ctx context.Context, t *target) result {
 				return openLoop(ctx, t, shapeJSON, o.rate, o.warmup, o.duration)
 			}},
@@ -59,7 +62,7 @@ func scenarios(o options) []scenario {
 			run: func(ctx context.Context, t *target) result {
 				return slowStreams(ctx, t, shapeSlow, o.streams)
 			}},
-		{name: "streams10k", label: fmt.Sprintf("%d concurrent SSE, 20 events x 1 s", o.streams10k), streams: true, gatewayOnly: true,
+		{name: "streams10k", plainOnly: true, label: fmt.Sprintf("%d concurrent SSE, 20 events x 1 s", o.streams10k), streams: true, gatewayOnly: true,
 			run: func(ctx context.Context, t *target) result {
 				if o.streams10k == 0 {
 					return result{}
@@ -88,7 +91,7 @@ func newCaller(t *target, s shape, stream bool, conns int) *caller {
 	}
 	return &caller{
 		hc: &fasthttp.HostClient{
-			Addr: t.addr, MaxConns: conns, StreamResponseBody: stream,
+			Addr: t.addr, IsTLS: t.tls, MaxConns: conns, StreamResponseBody: stream,
 			DialTimeout: func(addr string, _ time.Duration) (net.Conn, error) {
 				// Thousands of streams open at once can overflow a listen
 				// backlog; SYN retries then take seconds, not an error.
@@ -97,8 +100,15 @@ func newCaller(t *target, s shape, stream bool, conns int) *caller {
 			ReadTimeout: 2 * time.Minute, WriteTimeout: 10 * time.Second,
 			MaxIdemponentCallAttempts: 1, MaxConnWaitTimeout: time.Minute,
 		},
-		uri: "http://" + t.addr + "/v1/messages", shape: s, stream: stream, body: []byte(body), want: want,
+		uri: scheme(t.tls) + "://" + t.addr + "/v1/messages", shape: s, stream: stream, body: []byte(body), want: want,
 	}
+}
+
+func scheme(tls bool) string {
+	if tls {
+		return "https"
+	}
+	return "http"
 }
 
 var textDelta = []byte(`"text_delta"`)

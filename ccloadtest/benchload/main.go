@@ -18,6 +18,13 @@
 // The gateway is restarted before each stream scenario, so its memory is
 // that of a fresh process holding the streams.
 //
+// Each upstream mode (-upstream) gets its own mock, gateways and table:
+// plain http, TLS offering h2 and http/1.1 (what providers offer), and TLS
+// offering only http/1.1. The TLS mock's self-signed certificate is made
+// at run time and trusted through SSL_CERT_FILE. On the TLS modes the
+// agent, open and streams10k scenarios run only when -only names them.
+// After each table come the project's goals with PASS or FAIL.
+//
 // Gateway CPU-ms per request comes from the utime+stime deltas of
 // /proc/PID/stat over the measured interval (for nginx, master and workers);
 // RSS is VmRSS, its peak while the streams are all open.
@@ -45,13 +52,19 @@ type options struct {
 	streams10k int
 	only       string // comma-separated scenarios; "" = all
 	targets    string // comma-separated targets; "" = all available
+	upstreams  string // comma-separated upstream modes
 	keep       bool   // keep the work directory
 	pprof      string // write a CPU profile of ccload during this scenario
 }
 
 func main() {
-	if len(os.Args) == 3 && os.Args[1] == "-serve-upstream" {
-		serveUpstream(os.Args[2])
+	if len(os.Args) == 5 && os.Args[1] == "-serve-upstream" {
+		mode, err := parseMode(os.Args[3])
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
+		serveUpstream(os.Args[2], mode, os.Args[4])
 		return
 	}
 	if len(os.Args) == 4 && os.Args[1] == "-serve-floor" {
@@ -69,6 +82,7 @@ func main() {
 	flag.IntVar(&o.streams10k, "streams10k", 10000, "concurrent slower streams (20 events × 1 s); 0 skips")
 	flag.StringVar(&o.only, "only", "", "comma-separated scenarios to run (json,agent,open,sse,streams,streams10k); empty = all")
 	flag.StringVar(&o.targets, "targets", "", "comma-separated targets (direct,nginx,gofloor,ccload); empty = all available")
+	flag.StringVar(&o.upstreams, "upstream", "plain,https-h2,https-h1", "comma-separated upstream modes: plain (http), https-h2 (TLS offering h2 and http/1.1), https-h1 (TLS offering http/1.1 only)")
 	flag.BoolVar(&o.keep, "keep", false, "keep the work directory (configs, logs, database)")
 	flag.StringVar(&o.pprof, "pprof", "", "scenario during which to save a 5 s CPU profile of ccload, or for a streams scenario its heap profile with all streams open (needs server.pprof)")
 	flag.Parse()
@@ -106,14 +120,46 @@ func run(ctx context.Context, o options) error {
 		defer os.RemoveAll(work)
 	}
 
-	up, err := startUpstream(work)
+	var modes []upstreamMode
+	for _, name := range strings.Split(o.upstreams, ",") {
+		m, err := parseMode(strings.TrimSpace(name))
+		if err != nil {
+			return err
+		}
+		modes = append(modes, m)
+	}
+	// Every Go process of the run (this one, ccload, gofloor) trusts the
+	// TLS mock's certificate through SSL_CERT_FILE, which replaces the
+	// system roots; it is set before anything loads them.
+	cert, err := writeCert(work)
+	if err != nil {
+		return err
+	}
+	if err := os.Setenv("SSL_CERT_FILE", cert); err != nil {
+		return err
+	}
+	for i, m := range modes {
+		if i > 0 {
+			fmt.Println()
+		}
+		if err := runMode(ctx, o, work, m); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// runMode starts the mock upstream in one mode and the gateways in front
+// of it, runs the scenarios and prints the mode's table and goal checks.
+func runMode(ctx context.Context, o options, work string, mode upstreamMode) error {
+	up, err := startUpstream(work, mode)
 	if err != nil {
 		return err
 	}
 	defer up.stop()
-	targets := []*target{{name: "direct", addr: up.addr}}
+	targets := []*target{{name: "direct", addr: up.addr, tls: mode.tls()}}
 	if o.want(o.targets, "nginx") {
-		if ng, err := startNginx(work, up.addr); err != nil {
+		if ng, err := startNginx(work, mode, up.addr); err != nil {
 			fmt.Fprintln(os.Stderr, "nginx not measured:", err)
 		} else {
 			defer ng.stop()
@@ -121,7 +167,7 @@ func run(ctx context.Context, o options) error {
 		}
 	}
 	if o.want(o.targets, "gofloor") {
-		fl, err := startFloor(work, up.addr)
+		fl, err := startFloor(work, mode, up.addr)
 		if err != nil {
 			return err
 		}
@@ -129,7 +175,7 @@ func run(ctx context.Context, o options) error {
 		targets = append(targets, fl)
 	}
 	if o.want(o.targets, "ccload") {
-		cc, err := startCcload(work, o.bin, up.addr)
+		cc, err := startCcload(work, o.bin, mode, up.addr)
 		if err != nil {
 			return err
 		}
@@ -145,7 +191,7 @@ func run(ctx context.Context, o options) error {
 
 	tab := newTable(tt)
 	for _, sc := range scenarios(o) {
-		if !o.want(o.only, sc.name) {
+		if !o.want(o.only, sc.name) || (o.only == "" && sc.plainOnly && mode != modePlain) {
 			continue
 		}
 		for i := 0; i < o.runs; i++ {
@@ -156,7 +202,7 @@ func run(ctx context.Context, o options) error {
 				if sc.gatewayOnly && t.proc == nil {
 					continue
 				}
-				fmt.Fprintf(os.Stderr, "%s / %s (run %d of %d)\n", sc.name, t.name, i+1, o.runs)
+				fmt.Fprintf(os.Stderr, "%s: %s / %s (run %d of %d)\n", mode, sc.name, t.name, i+1, o.runs)
 				if sc.streams {
 					if err := t.restart(); err != nil {
 						return err
@@ -166,9 +212,9 @@ func run(ctx context.Context, o options) error {
 				t.plateau = nil
 				if o.pprof == sc.name && t.name == "ccload" {
 					if sc.streams {
-						t.plateau = func() { t.heapProfile(work) }
+						t.plateau = func() { t.heapProfile(work, mode) }
 					} else {
-						prof = t.profile(work, 5*time.Second)
+						prof = t.profile(work, mode, 5*time.Second)
 					}
 				}
 				res := sc.run(ctx, t)
@@ -181,7 +227,10 @@ func run(ctx context.Context, o options) error {
 			}
 		}
 	}
+	fmt.Printf("## upstream: %s (%s)\n\n", mode, mode.describe())
 	tab.print(os.Stdout)
+	fmt.Println()
+	tab.printGoals(os.Stdout, mode)
 	return nil
 }
 

@@ -20,6 +20,7 @@ import (
 type target struct {
 	name string
 	addr string
+	tls  bool  // the load client speaks TLS to it (direct to the TLS mock)
 	proc *proc // nil for direct: nothing between the client and the mock
 	// adminPassword reaches ccload's pprof endpoint (-pprof).
 	adminPassword string
@@ -235,7 +236,7 @@ func launched(name, addr string, launch func() (*proc, error)) (*target, error) 
 
 // startUpstream runs this binary again as the mock upstream, so its CPU is
 // nobody's but its own.
-func startUpstream(work string) (*target, error) {
+func startUpstream(work string, mode upstreamMode) (*target, error) {
 	addr, err := freeAddr()
 	if err != nil {
 		return nil, err
@@ -244,7 +245,7 @@ func startUpstream(work string) (*target, error) {
 	if err != nil {
 		return nil, err
 	}
-	p, err := startReady(work, "upstream", "http://"+addr+"/v1/models", http.StatusUnauthorized, self, "-serve-upstream", addr)
+	p, err := startReady(work, "upstream-"+string(mode), mode.scheme()+"://"+addr+"/v1/models", http.StatusUnauthorized, self, "-serve-upstream", addr, string(mode), work)
 	if err != nil {
 		return nil, err
 	}
@@ -252,7 +253,7 @@ func startUpstream(work string) (*target, error) {
 }
 
 // startFloor runs the gofloor target (floor.go) in a process of its own.
-func startFloor(work, upstream string) (*target, error) {
+func startFloor(work string, mode upstreamMode, upstream string) (*target, error) {
 	addr, err := freeAddr()
 	if err != nil {
 		return nil, err
@@ -262,14 +263,14 @@ func startFloor(work, upstream string) (*target, error) {
 		return nil, err
 	}
 	return launched("gofloor", addr, func() (*proc, error) {
-		return startReady(work, "gofloor", "http://"+addr+"/health", http.StatusOK, self, "-serve-floor", addr, upstream)
+		return startReady(work, "gofloor-"+string(mode), "http://"+addr+"/health", http.StatusOK, self, "-serve-floor", addr, mode.scheme()+"://"+upstream)
 	})
 }
 
 // benchToken is the client token of the generated ccload config.
 const benchToken = "sk-bench-load"
 
-func startCcload(work, bin, upstream string) (*target, error) {
+func startCcload(work, bin string, mode upstreamMode, upstream string) (*target, error) {
 	if _, err := os.Stat(bin); err != nil {
 		return nil, fmt.Errorf("ccload binary %s: %w (run make build)", bin, err)
 	}
@@ -277,22 +278,19 @@ func startCcload(work, bin, upstream string) (*target, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg := filepath.Join(work, "ccload.yaml")
+	cfg := filepath.Join(work, "ccload-"+string(mode)+".yaml")
 	// Every launch gets a database of its own: a stream scenario restarts
 	// ccload to measure memory per stream, and on the database the
 	// scenarios before it filled (hundreds of thousands of rows) the
 	// dashboard's 24-hour stats cache would be most of what it measures.
 	launches := 0
 	launch := func() (*proc, error) {
-		db := filepath.Join(work, "ccload.db")
-		if launches > 0 {
-			db = filepath.Join(work, fmt.Sprintf("ccload-%d.db", launches))
-		}
+		db := filepath.Join(work, fmt.Sprintf("ccload-%s-%d.db", mode, launches))
 		launches++
-		if err := os.WriteFile(cfg, []byte(ccloadConfig(addr, upstream, db)), 0o600); err != nil {
+		if err := os.WriteFile(cfg, []byte(ccloadConfig(addr, mode.scheme()+"://"+upstream, db)), 0o600); err != nil {
 			return nil, err
 		}
-		return startReady(work, "ccload", "http://"+addr+"/health", http.StatusOK, bin, "serve", "-c", cfg, "--no-watch")
+		return startReady(work, "ccload-"+string(mode), "http://"+addr+"/health", http.StatusOK, bin, "serve", "-c", cfg, "--no-watch")
 	}
 	t, err := launched("ccload", addr, launch)
 	if err != nil {
@@ -325,7 +323,7 @@ routing:
 channels:
   - name: mock
     urls:
-      - url: http://%s
+      - url: %s
         protocols: [anthropic]
     keys: ["bench-upstream-key"]
     models: [%s]
@@ -338,7 +336,11 @@ tokens:
 // startNginx runs nginx as a keep-alive reverse proxy with its default
 // response buffering (the mock's streams say X-Accel-Buffering: no, so their
 // events pass at once) and no access log: the least a proxy hop can cost.
-func startNginx(work, upstream string) (*target, error) {
+// To a TLS mock it speaks http/1.1 (nginx has no h2 to upstreams) over
+// kept-alive connections and reuses TLS sessions; it does not verify the
+// mock's certificate (proxy_ssl_verify off, its default), which costs
+// only at a handshake, and those are rare on kept-alive connections.
+func startNginx(work string, mode upstreamMode, upstream string) (*target, error) {
 	bin, err := exec.LookPath("nginx")
 	if err != nil {
 		if _, serr := os.Stat("/usr/sbin/nginx"); serr != nil {
@@ -350,7 +352,7 @@ func startNginx(work, upstream string) (*target, error) {
 	if err != nil {
 		return nil, err
 	}
-	dir := filepath.Join(work, "nginx")
+	dir := filepath.Join(work, "nginx-"+string(mode))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -374,15 +376,16 @@ http {
   server {
     listen %[3]s backlog=4096;
     location / {
-      proxy_pass http://mock;
+      proxy_pass %[5]s://mock;
       proxy_http_version 1.1;
+      proxy_ssl_session_reuse on;
       proxy_set_header Connection "";
       proxy_buffering on;
       proxy_read_timeout 120s;
     }
   }
 }
-`, dir, upstream, addr, noFile())
+`, dir, upstream, addr, noFile(), mode.scheme())
 	cf := filepath.Join(dir, "nginx.conf")
 	if err := os.WriteFile(cf, []byte(conf), 0o644); err != nil {
 		return nil, err
@@ -400,7 +403,7 @@ http {
 // benchload's environment makes it finer) and MemStats after it
 // (ccload.memstats-aftergc.txt). The collection makes the run's later
 // RSS samples lower than they would be.
-func (t *target) heapProfile(work string) {
+func (t *target) heapProfile(work string, mode upstreamMode) {
 	for _, f := range []struct{ query, file string }{{"heap?debug=1", "ccload.memstats.txt"}, {"goroutine?debug=1", "ccload.goroutines.txt"}, {"heap?gc=1", "ccload.heap.pprof"}, {"heap?debug=1", "ccload.memstats-aftergc.txt"}} {
 		body, err := t.admin("/admin/debug/pprof/" + f.query)
 		if err != nil {
@@ -410,7 +413,7 @@ func (t *target) heapProfile(work string) {
 		if strings.HasPrefix(f.query, "heap?debug=1") {
 			_, body, _ = bytes.Cut(body, []byte("# runtime.MemStats"))
 		}
-		path := filepath.Join(work, f.file)
+		path := filepath.Join(work, string(mode)+"-"+f.file)
 		if err := os.WriteFile(path, body, 0o644); err != nil {
 			fmt.Fprintln(os.Stderr, "heap profile:", err)
 			return
@@ -436,7 +439,7 @@ func (t *target) admin(path string) ([]byte, error) {
 
 // profile starts a CPU profile of ccload through its admin pprof endpoint
 // and returns a func that waits for it and saves it in the work directory.
-func (t *target) profile(work string, d time.Duration) func() error {
+func (t *target) profile(work string, mode upstreamMode, d time.Duration) func() error {
 	done := make(chan error, 1)
 	go func() {
 		req, _ := http.NewRequest(http.MethodGet, fmt.Sprintf("http://%s/admin/debug/pprof/profile?seconds=%d", t.addr, int(d.Seconds())), nil)
@@ -451,7 +454,7 @@ func (t *target) profile(work string, d time.Duration) func() error {
 			done <- fmt.Errorf("pprof: status %d", resp.StatusCode)
 			return
 		}
-		path := filepath.Join(work, "ccload.cpu.pprof")
+		path := filepath.Join(work, string(mode)+"-ccload.cpu.pprof")
 		f, err := os.Create(path)
 		if err != nil {
 			done <- err

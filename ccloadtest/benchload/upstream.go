@@ -1,9 +1,14 @@
 package main
 
 import (
+	"crypto/tls"
+	"errors"
 	"fmt"
+	"net"
+	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -53,8 +58,9 @@ func (s shape) text() string {
 }
 
 // serveUpstream is the mock upstream process: the project's mock with a
-// script that answers each benchmark model in its shape.
-func serveUpstream(addr string) {
+// script that answers each benchmark model in its shape, on plain http or
+// behind TLS with the certificate in dir (mode).
+func serveUpstream(addr string, mode upstreamMode, dir string) {
 	texts := map[string]string{}
 	for _, m := range benchModels() {
 		s, _ := shapeOf(m)
@@ -76,12 +82,38 @@ func serveUpstream(addr string) {
 			return rep
 		},
 	})
-	if _, err := m.Start(addr); err != nil {
+	if !mode.tls() {
+		if _, err := m.Start(addr); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		waitSignal()
+		_ = m.Close() // exiting anyway
+		return
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+	srv := &http.Server{Handler: m, ReadHeaderTimeout: 10 * time.Second}
+	if mode == modeHTTPSH1 {
+		// A non-nil empty map keeps net/http from offering h2 in ALPN.
+		srv.TLSNextProto = map[string]func(*http.Server, *tls.Conn, http.Handler){}
+	}
+	go func() {
+		err := srv.ServeTLS(ln, filepath.Join(dir, certFile), filepath.Join(dir, keyFile))
+		if !errors.Is(err, http.ErrServerClosed) {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+	}()
+	waitSignal()
+	_ = srv.Close() // exiting anyway
+}
+
+func waitSignal() {
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
 	<-sig
-	_ = m.Close() // exiting anyway
 }
