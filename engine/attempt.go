@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/tidwall/sjson"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/ccload/ccload/config"
 	"github.com/ccload/ccload/engine/failure"
+	"github.com/ccload/ccload/engine/upstream"
 	"github.com/ccload/ccload/protocol"
 	"github.com/ccload/ccload/protocol/convert"
 	"github.com/ccload/ccload/protocol/signature"
@@ -283,8 +283,8 @@ func (e *Engine) attemptAs(ctx *fasthttp.RequestCtx, r *request, rt config.Route
 	}
 	var s sent
 	if r.socket && ch.WebSockets && up == protocol.Responses && ch.Proxy == "" {
-		c.timers.arm()
-		slot := ch.Name + "\x00" + e.reg.keyID(ch.Keys[ki]) + "\x00" + c.rq.url
+		c.timers.Arm()
+		slot := ch.Name + "\x00" + e.reg.keyID(ch.Keys[ki]) + "\x00" + c.rq.URL
 		s = e.sendSocket(&c.rq, r.ups, slot, func(n string) { at.note([]string{n}) })
 	} else {
 		s = e.send(&c.rq)
@@ -360,17 +360,17 @@ func (e *Engine) newCall(r *request, rt config.Route, ki, ui int, up protocol.Fa
 		route: rt, keyIndex: ki, urlIndex: ui, family: up, at: at,
 		cancel: cancel, started: at.start,
 		timers: attemptTimers{e: e, cancel: cancel, start: now, firstByte: firstByte, total: total, firstByteCause: firstByteCause},
-		rq: upstreamRequest{
-			ctx: reqCtx, proxy: ch.Proxy, body: body,
-			url:      r.upstreamURL(up, *u, rt.Upstream),
-			header:   func(h headerSetter) { r.setUpstreamHeaders(h, up, ch, ki) },
-			headerBy: e.headerDeadline(firstByte, total),
-			watch:    e.injectedTimers(),
-		},
+		rq: upstreamRequest{Request: upstream.Request{
+			Ctx: reqCtx, Proxy: ch.Proxy, Body: body,
+			URL:      r.upstreamURL(up, *u, rt.Upstream),
+			Header:   func(h headerSetter) { r.setUpstreamHeaders(h, up, ch, ki) },
+			HeaderBy: e.headerDeadline(firstByte, total),
+			Watch:    e.injectedTimers(),
+		}},
 	}
-	c.rq.timers = &c.timers
-	c.rq.lent = &r.bodyLent
-	c.rq.headerWait = &c.headerWait
+	c.rq.Timers = &c.timers
+	c.rq.Lent = &r.bodyLent
+	c.rq.HeaderWait = &c.headerWait
 	r.calling(c)
 	if r.debugOn(ch) {
 		x := r.captureRequest(r.attempts, &c.rq)
@@ -386,7 +386,7 @@ func (e *Engine) newCall(r *request, rt config.Route, ki, ui int, up protocol.Fa
 func (e *Engine) unanswered(ctx *fasthttp.RequestCtx, r *request, c *upstreamCall, s *sent) attemptResult {
 	c.timers.stop()
 	c.cancel(nil)
-	miss := r.probeMissed(c.family, s, c.rq.url, c.route.Upstream)
+	miss := r.probeMissed(c.family, s, c.rq.URL, c.route.Upstream)
 	c.at.end(e.clock.Now(), s.status, s.outcome)
 	if s.outcome.ClientFault {
 		if res, ok := e.retryWithoutSignatures(ctx, r, c, s); ok {
@@ -414,7 +414,7 @@ type upstreamCall struct {
 	rq upstreamRequest
 	// headerWait is the HTTP/1.1 connection waiting for this attempt's
 	// answer headers, which a hang-up closes (request.leave).
-	headerWait atomic.Pointer[h1Conn]
+	headerWait upstream.HeaderWait
 }
 
 // finishJSON reads a whole non-stream answer, checks it is not an error in
@@ -592,14 +592,14 @@ func copyResponseHeaders(ctx *fasthttp.RequestCtx, h interface{ Get(string) stri
 	if contentType != "" {
 		ctx.SetContentType(contentType)
 	}
-	if hh, ok := h.(*h1Header); ok {
+	if hh, ok := h.(*upstream.Header); ok {
 		// One walk of the upstream's few headers rather than a lookup per
 		// kept name, each of which walks them for a name that is mostly
 		// absent (perf). The first of repeated names wins, as
 		// with Get.
 		var seen [len(keepResponseHeaders)]bool
 		seen[0] = contentType != "" // keepResponseHeaders[0] is Content-Type
-		for _, kv := range hh.kv {
+		for _, kv := range hh.Fields() {
 			for i, name := range keepResponseHeaders {
 				if !seen[i] && kv[1] != "" && len(kv[0]) == len(name) && strings.EqualFold(kv[0], name) {
 					seen[i] = true

@@ -49,8 +49,8 @@ func clientCredentialFor(r *request, c *upstreamCall) *attemptResult {
 		c.cancel(nil)
 		return &attemptResult{outcome: o, miss: true, status: 401}
 	}
-	base := c.rq.header
-	c.rq.header = func(h headerSetter) {
+	base := c.rq.Header
+	c.rq.Header = func(h headerSetter) {
 		base(h)
 		h.Del("Authorization")
 		h.Del("x-api-key")

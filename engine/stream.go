@@ -69,7 +69,7 @@ func (e *Engine) peek(r *request, c *upstreamCall, rd *protocol.Reader) ([]byte,
 func (e *Engine) peekFailed(c *upstreamCall, err error) *attemptResult {
 	c.resp.Body.Close()
 	c.timers.stop()
-	cause := context.Cause(c.resp.ctx)
+	cause := context.Cause(c.resp.Ctx)
 	c.cancel(nil)
 	o := failure.Classify(failure.Input{Err: streamErr(err), Timeout: timerCause(cause), Now: e.clock.Now()})
 	if err == io.EOF {
@@ -103,8 +103,8 @@ func (e *Engine) commit(ctx *fasthttp.RequestCtx, r *request, c *upstreamCall, r
 
 // relay writes the committed stream to the client. What the events that
 // arrived together become goes out as one chunk, flushed right before the
-// relay may wait for the upstream again (h1Body.beforeWait, or
-// flushingSource): an event is never held back waiting for the next, and
+// relay may wait for the upstream again (the HTTP/1.1 client's body's
+// BeforeWait, or flushingSource): an event is never held back waiting for the next, and
 // events that arrived together cost one write instead of one each (perf:
 // the write per event was most of a stream's CPU). A write
 // error means the client went away: the upstream request is cancelled at
@@ -122,8 +122,8 @@ func (e *Engine) relay(w io.Writer, r *request, c *upstreamCall, rd *protocol.Re
 	// attempt follows, the converter took what it needs, as copies): an
 	// agent's body is hundreds of KB, and a stream lasts minutes.
 	r.dropBody()
-	if bw, ok := c.resp.Body.(beforeWaiter); ok && bw.beforeWait(s.flush) {
-		defer bw.beforeWait(nil)
+	if bw, ok := c.resp.Body.(beforeWaiter); ok && bw.BeforeWait(s.flush) {
+		defer bw.BeforeWait(nil)
 	} else {
 		src.before = s.flush
 		defer func() { src.before = nil }()
@@ -337,7 +337,7 @@ func (s *relayState) end(err error) {
 		// The stream broke after content went out: no retry is possible,
 		// so end the client's stream with its protocol's error event.
 		msg := "upstream stream failed: " + err.Error()
-		if cause := context.Cause(s.c.resp.ctx); cause != nil && cause != context.Canceled {
+		if cause := context.Cause(s.c.resp.Ctx); cause != nil && cause != context.Canceled {
 			msg = "upstream stream failed: " + cause.Error()
 		}
 		s.emit(protocol.ErrorEvent(r.ep.family, 502, msg))
@@ -352,10 +352,10 @@ const flushAt = 4 << 10
 
 // beforeWaiter is an upstream body that can run a func right before it
 // reads the socket, the one read that may wait for the upstream
-// (h1Body). relay flushes there when it can, and before every read of
-// the body otherwise (flushingSource).
+// (the HTTP/1.1 client's body). relay flushes there when it can, and
+// before every read of the body otherwise (flushingSource).
 type beforeWaiter interface {
-	beforeWait(f func()) bool
+	BeforeWait(f func()) bool
 }
 
 // flushingSource is the upstream body under a stream's event reader: the
