@@ -194,9 +194,7 @@ func (e *Engine) streamThrough(ctx *fasthttp.RequestCtx, r *request, c *upstream
 				return
 			}
 		}
-		r.rec.mu.Lock()
-		r.rec.upstreamDone = e.clock.Now()
-		r.rec.mu.Unlock()
+		r.rec.upstreamEnded(e.clock.Now())
 	}}, -1)
 	return attemptResult{done: true}
 }

@@ -160,7 +160,7 @@ func (r *request) admit(ctx *fasthttp.RequestCtx) *clientError {
 	if strings.IndexFunc(r.model, isControl) >= 0 {
 		return &clientError{Status: 400, Msg: "the model name holds control characters"}
 	}
-	r.rec.model, r.rec.stream = r.model, r.stream
+	r.rec.admitted(r.model, r.stream)
 	t := r.token
 	if !t.Expires.IsZero() && !r.start.Before(t.Expires) {
 		return &clientError{Status: 403, Msg: fmt.Sprintf("token %q expired at %s", t.Name, t.Expires.Format("2006-01-02"))}

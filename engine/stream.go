@@ -311,9 +311,7 @@ func (s *relayState) usage() convert.Usage {
 func (s *relayState) end(err error) {
 	r := s.r
 	s.flush()
-	r.rec.mu.Lock()
-	r.rec.upstreamDone = s.e.clock.Now()
-	r.rec.mu.Unlock()
+	r.rec.upstreamEnded(s.e.clock.Now())
 	if !s.native && errors.Is(err, io.EOF) {
 		if cerr := s.conv.Close(s.emitFn); cerr != nil {
 			err = cerr

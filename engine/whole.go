@@ -27,9 +27,7 @@ func (e *Engine) readWhole(r *request, c *upstreamCall) ([]byte, time.Time, *att
 	b, err := readAll(c.resp.Body)
 	c.resp.Body.Close()
 	now := e.clock.Now()
-	r.rec.mu.Lock()
-	r.rec.upstreamDone = now
-	r.rec.mu.Unlock()
+	r.rec.upstreamEnded(now)
 	if err != nil {
 		o := failure.Classify(failure.Input{Err: err, Timeout: isTimeout(err), Now: now})
 		c.at.end(now, c.resp.StatusCode, o)
@@ -51,9 +49,7 @@ func (e *Engine) answerWhole(ctx *fasthttp.RequestCtx, r *request, c *upstreamCa
 	r.rec.setUsage(usage)
 	ctx.SetStatusCode(c.resp.StatusCode)
 	copyResponseHeaders(ctx, c.resp.Header, contentType)
-	r.rec.mu.Lock()
-	overhead := r.rec.overheadMs(now)
-	r.rec.mu.Unlock()
+	overhead := r.rec.overheadMsNow(now)
 	ctx.Response.Header.Set("x-ccload-overhead-ms", strconv.FormatInt(overhead, 10))
 	// Raw: body is this answer's own (read from the upstream or converted
 	// from what was), so fasthttp can write it from where it is instead of
