@@ -46,7 +46,7 @@ func (e *Engine) accountOrder(ch *config.Channel, idx []int) []int {
 // moves the request on to the next account.
 //
 //go:noinline
-func (e *Engine) accountFor(r *request, c *upstreamCall) *attemptResult {
+func (e *Engine) accountFor(r *request, c *attempt) *attemptResult {
 	ch := c.route.Channel
 	if ch.Credentials == config.CredentialsClient {
 		return clientCredentialFor(r, c)
@@ -107,10 +107,9 @@ func (e *Engine) noAccountLeft(ch *config.Channel, p *routePlan) {
 	p.note(ch.Name + ": no account can take the request (" + strings.Join(why, ", ") + ")")
 }
 
-func accountFailure(c *upstreamCall, msg string) *attemptResult {
+func accountFailure(c *attempt, msg string) *attemptResult {
 	o := failure.Outcome{Kind: failure.KindAuth, Scope: failure.ScopeKey, Retry: true, Message: msg}
 	c.at.end(time.Now(), 0, o)
-	c.cancel(nil)
 	return &attemptResult{outcome: o}
 }
 

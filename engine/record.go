@@ -94,7 +94,7 @@ func (a *attemptLog) end(now time.Time, status int, o failure.Outcome) {
 }
 
 // won marks the attempt that answered the client.
-func (rec *record) won(c *upstreamCall, ttfb time.Duration) {
+func (rec *record) won(c *attempt, ttfb time.Duration) {
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
 	rec.winner = c.at

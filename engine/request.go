@@ -84,7 +84,7 @@ type request struct {
 	// attempt its leaving cancels.
 	conn *aheadConn
 	gone atomic.Bool
-	call atomic.Pointer[upstreamCall]
+	call atomic.Pointer[attempt]
 	// dropSignatures: an upstream refused a reasoning signature of this
 	// request, which is now sent without any (signature_retry.go).
 	dropSignatures bool
@@ -107,7 +107,7 @@ func (r *request) leave() {
 }
 
 // calling makes c the attempt a hang-up cancels.
-func (r *request) calling(c *upstreamCall) {
+func (r *request) calling(c *attempt) {
 	r.call.Store(c)
 	if r.gone.Load() {
 		c.cancel(errClientGone)
