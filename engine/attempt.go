@@ -64,11 +64,7 @@ func (e *Engine) attemptLoop(ctx *fasthttp.RequestCtx, r *request, routes []conf
 }
 
 // planRoutes orders the routes and leaves out those that cannot be tried
-// now. It and unserved are out of line so that attemptLoop's frame, which
-// every request's stack holds while the upstream answers, stays small
-// (see dialAside).
-//
-//go:noinline
+// now.
 func (e *Engine) planRoutes(r *request, routes []config.Route, now time.Time) *routePlan {
 	hs := r.snap.Routing.HealthScore
 	ordered := e.orderRoutes(routes, func(ch *config.Channel) float64 { return e.effectivePriority(ch, hs, now) })
@@ -78,8 +74,6 @@ func (e *Engine) planRoutes(r *request, routes []config.Route, now time.Time) *r
 }
 
 // unserved answers a request no attempt answered.
-//
-//go:noinline
 func (e *Engine) unserved(ctx *fasthttp.RequestCtx, r *request, last *attemptResult, p *routePlan, now time.Time) {
 	switch {
 	case r.outOfTime(e.clock.Now()):
@@ -156,19 +150,12 @@ func (e *Engine) tryRoute(ctx *fasthttp.RequestCtx, r *request, c candidate, p *
 // abandoned ends a request whose client hung up while it waited for an
 // upstream: no further attempt, nothing cooled, 499 on the log row. It
 // reports true (the request is done).
-//
-//go:noinline
 func (e *Engine) abandoned(ctx *fasthttp.RequestCtx, r *request) bool {
 	e.reject(ctx, r, &clientError{Status: 499, Msg: errClientGone.Error() + " while waiting for the upstream"})
 	return true
 }
 
 // attemptOrder is the order in which a route's keys and URLs are tried.
-// It and failed are out of line so that tryRoute's frame, which every
-// request's stack holds while the upstream answers, stays small (see
-// dialAside).
-//
-//go:noinline
 func (e *Engine) attemptOrder(r *request, c candidate) (keys, urls []int) {
 	ch := c.route.Channel
 	keys, urls = e.keyOrder(ch, c.anyway), e.urlOrder(ch, c.anyway)
@@ -179,8 +166,6 @@ func (e *Engine) attemptOrder(r *request, c candidate) (keys, urls []int) {
 
 // failed counts a failed attempt against the channel's health and cools
 // what it names.
-//
-//go:noinline
 func (e *Engine) failed(r *request, rt config.Route, ki, ui int, o failure.Outcome) {
 	e.reg.health.get(rt.Channel.Name).add(e.clock.Now(), true)
 	if o.RetryAfter > 0 && (r.retryAfter == 0 || o.RetryAfter < r.retryAfter) {
