@@ -473,7 +473,6 @@ func (e *Engine) relayError(ctx *fasthttp.RequestCtx, r *request, rl relay, stat
 	ctx.SetContentType("application/json")
 	ctx.SetBody(out)
 	r.rec.fail(status, string(body), false)
-	e.finish(r)
 }
 
 // upstreamFamily picks the protocol to speak to a URL: the client's own

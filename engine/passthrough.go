@@ -137,11 +137,8 @@ func (e *Engine) streamThrough(ctx *fasthttp.RequestCtx, r *request, c *attempt)
 	ctx.SetStatusCode(c.resp.StatusCode)
 	copyResponseHeaders(ctx, c.resp.Header, "")
 	dl := writeDeadline{conn: ctx.Conn(), d: r.snap.Server.Limits.StreamWriteTimeout.D()}
-	c.relaying = true // the relay closes the attempt
-	ctx.Response.SetBodyStream(&relayBody{run: func(w io.Writer) {
-		defer e.finish(r)
-		defer e.recoverStream(w, r)
-		defer c.close()
+	e.relayStream(ctx, c, func(w io.Writer) {
+		r.dropBody() // nothing reads it any more
 		buf := make([]byte, 32<<10)
 		for {
 			n, err := c.resp.Body.Read(buf)
@@ -161,6 +158,6 @@ func (e *Engine) streamThrough(ctx *fasthttp.RequestCtx, r *request, c *attempt)
 			}
 		}
 		r.rec.upstreamEnded(e.clock.Now())
-	}}, -1)
+	})
 	return attemptResult{done: true}
 }

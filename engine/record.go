@@ -215,8 +215,12 @@ func (rec *record) overheadMs(now time.Time) int64 {
 }
 
 // finish hands the request's row to the log writer (never blocking) and
-// releases the in-flight count. Every path that ends an admitted request
-// calls it; only the first call counts (request.finished).
+// releases the in-flight count and the request's slots. Three places call
+// it: serveRequest once the handler answered, relayBody once a stream
+// ended, and recoverRequest after a panic. Only the first call counts
+// (request.finished): a handler that panics after it committed a stream
+// is finished by recoverRequest, and the response reset that follows
+// closes the relay body, which finishes again.
 func (e *Engine) finish(r *request) {
 	if !r.finished.CompareAndSwap(false, true) {
 		return

@@ -60,8 +60,8 @@ type request struct {
 	// socket: a WebSocket turn (websocket.go), not an HTTP request.
 	socket bool
 	ups    *upstreamSockets // the socket's idle native upstream socket
-	// finished: finish ran; it runs once, whichever path (answer, reject,
-	// stream end, recovered panic) gets there first.
+	// finished: finish ran; it runs once, whichever of its callers
+	// (the handler's end, a stream's end, a recovered panic) comes first.
 	finished atomic.Bool
 	// session: which client session this is (engine/affinity); pin: the
 	// route of its last success, when the plan honours it.

@@ -81,10 +81,8 @@ func (e *Engine) commit(ctx *fasthttp.RequestCtx, r *request, c *attempt, rd *pr
 	if r.socket || r.inProcess {
 		dl.conn = nil // the socket sets its own write deadline per frame; a channel test has no connection
 	}
-	r.relaying = true // relay, not the handler, drops the body
-	c.relaying = true // and closes the attempt
 	s := &relayState{e: e, r: r, c: c, rd: rd, src: src, held: held, dl: dl}
-	ctx.Response.SetBodyStream(&relayBody{run: s.run}, -1)
+	e.relayStream(ctx, c, s.run)
 }
 
 // run writes the committed stream to w. What the events that
@@ -98,10 +96,6 @@ func (e *Engine) commit(ctx *fasthttp.RequestCtx, r *request, c *attempt, rd *pr
 // RequestCtx.
 func (s *relayState) run(w io.Writer) {
 	e, r, c := s.e, s.r, s.c
-	defer e.finish(r)
-	defer e.recoverStream(w, r)
-	defer c.close()
-
 	s.w = w
 	s.emitFn = s.emit
 	s.lastProgress = e.clock.Now()

@@ -63,7 +63,6 @@ func (e *Engine) answerWhole(ctx *fasthttp.RequestCtx, r *request, c *attempt, n
 	// copying it into a pooled buffer first (1.2% of the gateway's CPU on
 	// the load benchmark's json scenario; perf).
 	ctx.Response.SetBodyRaw(body)
-	e.finish(r)
 	return attemptResult{done: true}
 }
 
