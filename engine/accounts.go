@@ -63,12 +63,12 @@ func (e *Engine) accountFor(r *request, c *attempt) *attemptResult {
 		return accountFailure(c, "account "+name+": "+err.Error())
 	}
 	r.acctToken = cred.AccessToken
-	base := c.rq.header
+	base := c.rq.Header
 	session := r.clientHeader("session_id")
 	if session == "" {
 		session = newSessionID()
 	}
-	c.rq.header = func(h headerSetter) {
+	c.rq.Header = func(h headerSetter) {
 		base(h)
 		h.Set("Authorization", "Bearer "+cred.AccessToken)
 		if ch.OAuth == config.OAuthCodex {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/tidwall/sjson"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/ccload/ccload/config"
 	"github.com/ccload/ccload/engine/failure"
+	"github.com/ccload/ccload/engine/upstream"
 	"github.com/ccload/ccload/protocol"
 	"github.com/ccload/ccload/protocol/convert"
 	"github.com/ccload/ccload/protocol/signature"
@@ -288,7 +288,7 @@ type attempt struct {
 	resp *upstreamResponse
 	// headerWait is the HTTP/1.1 connection waiting for this attempt's
 	// answer headers, which a hang-up closes (request.leave).
-	headerWait atomic.Pointer[h1Conn]
+	headerWait upstream.HeaderWait
 	// relaying: a committed stream's relay, which runs after the handler
 	// returned, owns the attempt and closes it when the stream ends.
 	relaying bool
@@ -338,8 +338,8 @@ func (a *attempt) run(ctx *fasthttp.RequestCtx) (res attemptResult, again bool) 
 	}
 	var s sent
 	if r.socket && ch.WebSockets && a.family == protocol.Responses && ch.Proxy == "" {
-		a.timers.arm()
-		slot := ch.Name + "\x00" + e.reg.keyID(ch.Keys[a.keyIndex]) + "\x00" + a.rq.url
+		a.timers.Arm()
+		slot := ch.Name + "\x00" + e.reg.keyID(ch.Keys[a.keyIndex]) + "\x00" + a.rq.URL
 		s = e.sendSocket(&a.rq, r.ups, slot, func(n string) { a.at.note([]string{n}) })
 	} else {
 		s = e.send(&a.rq)
@@ -400,14 +400,14 @@ func (a *attempt) prepare(body []byte) {
 	}
 	a.cancel = cancel
 	a.timers = attemptTimers{e: e, cancel: cancel, start: now, firstByte: firstByte, total: total, firstByteCause: firstByteCause}
-	a.rq = upstreamRequest{
-		ctx: reqCtx, proxy: ch.Proxy, body: body,
-		url:      r.upstreamURL(up, *u, a.route.Upstream),
-		header:   func(h headerSetter) { r.setUpstreamHeaders(h, up, ch, ki) },
-		headerBy: e.headerDeadline(firstByte, total),
-		watch:    e.injectedTimers(),
-		timers:   &a.timers, lent: &r.bodyLent, headerWait: &a.headerWait,
-	}
+	a.rq = upstreamRequest{Request: upstream.Request{
+		Ctx: reqCtx, Proxy: ch.Proxy, Body: body,
+		URL:      r.upstreamURL(up, *u, a.route.Upstream),
+		Header:   func(h headerSetter) { r.setUpstreamHeaders(h, up, ch, ki) },
+		HeaderBy: e.headerDeadline(firstByte, total),
+		Watch:    e.injectedTimers(),
+		Timers:   &a.timers, Lent: &r.bodyLent, HeaderWait: &a.headerWait,
+	}}
 	r.calling(a)
 	if r.debugOn(ch) {
 		x := r.captureRequest(r.attempts, &a.rq)
@@ -419,7 +419,7 @@ func (a *attempt) prepare(body []byte) {
 // goes back to the client at once, anything else is a failure to retry.
 func (a *attempt) unanswered(ctx *fasthttp.RequestCtx, s *sent) (attemptResult, bool) {
 	e, r := a.e, a.r
-	miss := r.probeMissed(a.family, s, a.rq.url, a.route.Upstream)
+	miss := r.probeMissed(a.family, s, a.rq.URL, a.route.Upstream)
 	a.at.end(e.clock.Now(), s.status, s.outcome)
 	if s.outcome.ClientFault {
 		if a.retryWithoutSignatures(s) {
@@ -585,14 +585,14 @@ func copyResponseHeaders(ctx *fasthttp.RequestCtx, h interface{ Get(string) stri
 	if contentType != "" {
 		ctx.SetContentType(contentType)
 	}
-	if hh, ok := h.(*h1Header); ok {
+	if hh, ok := h.(*upstream.Header); ok {
 		// One walk of the upstream's few headers rather than a lookup per
 		// kept name, each of which walks them for a name that is mostly
 		// absent (perf). The first of repeated names wins, as
 		// with Get.
 		var seen [len(keepResponseHeaders)]bool
 		seen[0] = contentType != "" // keepResponseHeaders[0] is Content-Type
-		for _, kv := range hh.kv {
+		for _, kv := range hh.Fields() {
 			for i, name := range keepResponseHeaders {
 				if !seen[i] && kv[1] != "" && len(kv[0]) == len(name) && strings.EqualFold(kv[0], name) {
 					seen[i] = true

@@ -48,8 +48,8 @@ func clientCredentialFor(r *request, c *attempt) *attemptResult {
 		c.at.end(c.started, 0, o)
 		return &attemptResult{outcome: o, miss: true, status: 401}
 	}
-	base := c.rq.header
-	c.rq.header = func(h headerSetter) {
+	base := c.rq.Header
+	c.rq.Header = func(h headerSetter) {
 		base(h)
 		h.Del("Authorization")
 		h.Del("x-api-key")

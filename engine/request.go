@@ -100,9 +100,7 @@ func (r *request) leave() {
 		// The HTTP/1.1 client does not watch the context while it waits
 		// for the answer headers (its deadline stands for the timers):
 		// the connection is closed under it instead.
-		if hc := c.headerWait.Load(); hc != nil {
-			hc.interruptHead()
-		}
+		c.headerWait.Interrupt()
 	}
 }
 

@@ -57,7 +57,7 @@ func (e *Engine) peek(c *attempt, rd *protocol.Reader) ([]byte, *attemptResult) 
 
 // peekFailed ends an attempt whose stream broke or ended before content.
 func (e *Engine) peekFailed(c *attempt, err error) *attemptResult {
-	o := failure.Classify(failure.Input{Err: streamErr(err), Timeout: timerCause(context.Cause(c.resp.ctx)), Now: e.clock.Now()})
+	o := failure.Classify(failure.Input{Err: streamErr(err), Timeout: timerCause(context.Cause(c.resp.Ctx)), Now: e.clock.Now()})
 	if err == io.EOF {
 		o = failure.Outcome{Kind: failure.KindServer, Scope: failure.ScopeModel, Retry: true, Message: "upstream stream ended before any content"}
 	}
@@ -87,8 +87,8 @@ func (e *Engine) commit(ctx *fasthttp.RequestCtx, r *request, c *attempt, rd *pr
 
 // run writes the committed stream to w. What the events that
 // arrived together become goes out as one chunk, flushed right before the
-// relay may wait for the upstream again (h1Body.beforeWait, or
-// flushingSource): an event is never held back waiting for the next, and
+// relay may wait for the upstream again (the HTTP/1.1 client's body's
+// BeforeWait, or flushingSource): an event is never held back waiting for the next, and
 // events that arrived together cost one write instead of one each (perf:
 // the write per event was most of a stream's CPU). A write
 // error means the client went away: the upstream request is cancelled at
@@ -104,8 +104,8 @@ func (s *relayState) run(w io.Writer) {
 	// attempt follows, the relay took what it needs, as copies): an
 	// agent's body is hundreds of KB, and a stream lasts minutes.
 	r.dropBody()
-	if bw, ok := c.resp.Body.(beforeWaiter); ok && bw.beforeWait(s.flush) {
-		defer bw.beforeWait(nil)
+	if bw, ok := c.resp.Body.(beforeWaiter); ok && bw.BeforeWait(s.flush) {
+		defer bw.BeforeWait(nil)
 	} else {
 		s.src.before = s.flush
 		defer func() { s.src.before = nil }()
@@ -279,7 +279,7 @@ func (s *relayState) end(err error) {
 		// The stream broke after content went out: no retry is possible,
 		// so end the client's stream with its protocol's error event.
 		msg := "upstream stream failed: " + err.Error()
-		if cause := context.Cause(s.c.resp.ctx); cause != nil && cause != context.Canceled {
+		if cause := context.Cause(s.c.resp.Ctx); cause != nil && cause != context.Canceled {
 			msg = "upstream stream failed: " + cause.Error()
 		}
 		s.emit(protocol.ErrorEvent(r.ep.family, 502, msg))
@@ -294,10 +294,10 @@ const flushAt = 4 << 10
 
 // beforeWaiter is an upstream body that can run a func right before it
 // reads the socket, the one read that may wait for the upstream
-// (h1Body). relay flushes there when it can, and before every read of
-// the body otherwise (flushingSource).
+// (the HTTP/1.1 client's body). relay flushes there when it can, and
+// before every read of the body otherwise (flushingSource).
 type beforeWaiter interface {
-	beforeWait(f func()) bool
+	BeforeWait(f func()) bool
 }
 
 // flushingSource is the upstream body under a stream's event reader: the
