@@ -1,21 +1,22 @@
-package convert
+package request
 
 import (
 	"strings"
 
 	"github.com/ccload/ccload/protocol"
+	"github.com/ccload/ccload/protocol/convert/internal/gjwalk"
 	"github.com/ccload/ccload/protocol/jsonwalk"
 
 	"github.com/tidwall/gjson"
 )
 
-// rqDecodeOpenAI reads a Chat Completions request.
-func rqDecodeOpenAI(r *Req, body []byte, to protocol.Family) error {
-	root := parseBody(body)
-	c := rqCapsOf[to]
+// decodeOpenAI reads a Chat Completions request.
+func decodeOpenAI(r *Req, body []byte, to protocol.Family) error {
+	root := gjwalk.Parse(body)
+	c := capsOf[to]
 	var err error
 	var msgs gjson.Result
-	forEach(root, func(k, v gjson.Result) bool {
+	gjwalk.ForEach(root, func(k, v gjson.Result) bool {
 		switch k.Str {
 		case "model", "stream", "stream_options":
 			// the engine owns model, stream and usage reporting
@@ -24,15 +25,15 @@ func rqDecodeOpenAI(r *Req, body []byte, to protocol.Family) error {
 				msgs = v
 			}
 		case "max_tokens", "max_completion_tokens":
-			r.MaxTokens, err = reqInt(v, k.Str)
+			r.MaxTokens, err = integer(v, k.Str)
 		case "temperature":
-			r.Temperature, err = reqNumber(v, "temperature")
+			r.Temperature, err = number(v, "temperature")
 		case "top_p":
-			r.TopP, err = reqNumber(v, "top_p")
+			r.TopP, err = number(v, "top_p")
 		case "seed":
-			r.Seed, err = reqNumber(v, "seed")
+			r.Seed, err = number(v, "seed")
 		case "presence_penalty", "frequency_penalty":
-			if reqZero(v) {
+			if isZero(v) {
 				break
 			}
 			if !c.penalties {
@@ -41,55 +42,55 @@ func rqDecodeOpenAI(r *Req, body []byte, to protocol.Family) error {
 				break
 			}
 			if k.Str == "presence_penalty" {
-				r.Presence, err = reqNumber(v, k.Str)
+				r.Presence, err = number(v, k.Str)
 			} else {
-				r.Frequency, err = reqNumber(v, k.Str)
+				r.Frequency, err = number(v, k.Str)
 			}
 		case "stop":
-			r.Stop, err = reqStrings(v, "stop")
+			r.Stop, err = stringList(v, "stop")
 			if err == nil && len(r.Stop) > 0 && !c.stop {
-				err = rqRefuseField(to, "stop")
+				err = refuseField(to, "stop")
 			}
 		case "n":
 			if v.Type != gjson.Null && v.Int() != 1 {
-				err = rqRefuseField(to, "n (more than one choice)")
+				err = refuseField(to, "n (more than one choice)")
 			}
 		case "logprobs", "top_logprobs":
-			if !reqZero(v) {
-				err = rqRefuseField(to, "%s", k.Str)
+			if !isZero(v) {
+				err = refuseField(to, "%s", k.Str)
 			}
 		case "logit_bias":
 			if v.IsObject() && len(v.Map()) > 0 {
-				err = rqRefuseField(to, "logit_bias")
+				err = refuseField(to, "logit_bias")
 			}
 		case "modalities":
 			if v.IsArray() && (len(v.Array()) != 1 || v.Array()[0].Str != "text") {
-				err = rqRefuseField(to, "modalities (other than [\"text\"])")
+				err = refuseField(to, "modalities (other than [\"text\"])")
 			}
 		case "tools":
-			err = rqChatTools(r, v, to)
+			err = chatTools(r, v, to)
 		case "tool_choice":
-			err = rqChatToolChoice(r, v, to)
+			err = chatToolChoice(r, v, to)
 		case "parallel_tool_calls":
 			if v.Type == gjson.False && !c.noParallel {
 				// A preference: the client handles several calls anyway.
 				r.note("parallel_tool_calls: false dropped: %s upstreams cannot forbid parallel calls", to)
 			} else if v.Type == gjson.True || v.Type == gjson.False {
-				r.Parallel = rqTriOf(v.Bool())
+				r.Parallel = triOf(v.Bool())
 			}
 		case "response_format":
-			err = rqChatResponseFormat(r, v, "response_format", to)
+			err = chatResponseFormat(r, v, "response_format", to)
 		case "reasoning_effort":
 			if v.Type != gjson.Null {
 				r.Reasoning.Effort = v.Str
-				err = rqCheckEffort(v.Str, "reasoning_effort")
+				err = checkEffort(v.Str, "reasoning_effort")
 			}
 		case "verbosity":
 			r.Verbosity = v.Str
 		case "user", "metadata", "store", "service_tier", "prompt_cache_key", "prompt_cache_retention", "safety_identifier", "prediction":
 			// hints: see doc.go
 		default:
-			err = rqRefuseField(to, "field %q", k.Str)
+			err = refuseField(to, "field %q", k.Str)
 		}
 		return err == nil
 	})
@@ -97,33 +98,33 @@ func rqDecodeOpenAI(r *Req, body []byte, to protocol.Family) error {
 		return err
 	}
 	if !msgs.IsArray() {
-		return rqBadRequest("messages: want an array")
+		return badRequest("messages: want an array")
 	}
-	for i, m := range elements(msgs) {
-		if err := rqChatMessage(r, m, i, to); err != nil {
+	for i, m := range gjwalk.Elements(msgs) {
+		if err := chatMessage(r, m, i, to); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func rqChatTools(r *Req, v gjson.Result, to protocol.Family) error {
+func chatTools(r *Req, v gjson.Result, to protocol.Family) error {
 	if !v.IsArray() {
-		return rqBadRequest("tools: want an array")
+		return badRequest("tools: want an array")
 	}
-	for i, t := range elements(v) {
+	for i, t := range gjwalk.Elements(v) {
 		var tm [3]gjson.Result // a Get finds where a value ends a byte at a time
-		pick(t, []string{"type", "function", "custom"}, tm[:])
+		gjwalk.Pick(t, []string{"type", "function", "custom"}, tm[:])
 		switch typ := tm[0].Str; typ {
 		case "function":
 			var m [4]gjson.Result
-			pick(tm[1], []string{"name", "description", "parameters", "strict"}, m[:])
+			gjwalk.Pick(tm[1], []string{"name", "description", "parameters", "strict"}, m[:])
 			d := ToolDef{Name: m[0].Str, Desc: m[1].Str}
 			if p := m[2]; p.Exists() && p.Type != gjson.Null {
 				d.Params = p.Raw
 			}
 			if s := m[3]; s.Type == gjson.True || s.Type == gjson.False {
-				d.Strict = rqTriOf(s.Bool())
+				d.Strict = triOf(s.Bool())
 			}
 			r.Tools = append(r.Tools, d)
 		case "custom":
@@ -132,7 +133,7 @@ func rqChatTools(r *Req, v gjson.Result, to protocol.Family) error {
 			// Chat nests the grammar; the canonical form is the Responses one.
 			if f := cu.Get("format"); f.Get("type").Str == "grammar" {
 				g := f.Get("grammar")
-				w := rqNewJSON(len(g.Raw) + 32)
+				w := newWriter(len(g.Raw) + 32)
 				w.obj()
 				w.kstr("type", "grammar")
 				w.kstr("syntax", g.Get("syntax").Str)
@@ -142,13 +143,13 @@ func rqChatTools(r *Req, v gjson.Result, to protocol.Family) error {
 			}
 			r.Tools = append(r.Tools, d)
 		default:
-			return rqRefuseField(to, "tools[%d] (type %q)", i, typ)
+			return refuseField(to, "tools[%d] (type %q)", i, typ)
 		}
 	}
 	return nil
 }
 
-func rqChatToolChoice(r *Req, v gjson.Result, to protocol.Family) error {
+func chatToolChoice(r *Req, v gjson.Result, to protocol.Family) error {
 	if v.Type == gjson.String {
 		switch v.Str {
 		case "auto":
@@ -158,7 +159,7 @@ func rqChatToolChoice(r *Req, v gjson.Result, to protocol.Family) error {
 		case "required":
 			r.ToolChoice.Mode = ChoiceRequired
 		default:
-			return rqBadRequest("tool_choice: unknown %q", v.Str)
+			return badRequest("tool_choice: unknown %q", v.Str)
 		}
 		return nil
 	}
@@ -168,44 +169,44 @@ func rqChatToolChoice(r *Req, v gjson.Result, to protocol.Family) error {
 	case "custom":
 		r.ToolChoice = ToolChoice{Mode: ChoiceTool, Name: v.Get("custom.name").Str}
 	default:
-		return rqRefuseField(to, "tool_choice (type %q)", typ)
+		return refuseField(to, "tool_choice (type %q)", typ)
 	}
 	return nil
 }
 
-// rqChatResponseFormat reads Chat's response_format, whose json_schema shape
-// nests the schema; Responses' text.format is flat (see rqRespTextFormat).
-func rqChatResponseFormat(r *Req, v gjson.Result, field string, to protocol.Family) error {
+// chatResponseFormat reads Chat's response_format, whose json_schema shape
+// nests the schema; Responses' text.format is flat (see respTextFormat).
+func chatResponseFormat(r *Req, v gjson.Result, field string, to protocol.Family) error {
 	switch typ := v.Get("type").Str; typ {
 	case "", "text":
 	case "json_object":
-		if !rqCapsOf[to].jsonObject {
-			return rqRefuseField(to, "%s (type \"json_object\", JSON without a schema)", field)
+		if !capsOf[to].jsonObject {
+			return refuseField(to, "%s (type \"json_object\", JSON without a schema)", field)
 		}
 		r.Format = &OutputFormat{}
 	case "json_schema":
 		js := v.Get("json_schema")
 		if !js.Get("schema").IsObject() {
-			return rqBadRequest("%s.json_schema.schema: want an object", field)
+			return badRequest("%s.json_schema.schema: want an object", field)
 		}
 		r.Format = &OutputFormat{Schema: js.Get("schema").Raw, Name: js.Get("name").Str, Desc: js.Get("description").Str}
 		if s := js.Get("strict"); s.Type == gjson.True || s.Type == gjson.False {
-			r.Format.Strict = rqTriOf(s.Bool())
+			r.Format.Strict = triOf(s.Bool())
 		}
 	default:
-		return rqBadRequest("%s.type: unknown %q", field, typ)
+		return badRequest("%s.type: unknown %q", field, typ)
 	}
 	return nil
 }
 
-func rqChatMessage(r *Req, m gjson.Result, i int, to protocol.Family) error {
+func chatMessage(r *Req, m gjson.Result, i int, to protocol.Family) error {
 	// One walk for the members any role reads (chatMessageMembers).
 	var f [len(chatMessageMembers)]gjson.Result
-	pick(m, chatMessageMembers[:], f[:])
+	gjwalk.Pick(m, chatMessageMembers[:], f[:])
 	content := f[cmContent]
 	switch role := f[cmRole].Str; role {
 	case "system", "developer":
-		texts, err := rqChatTexts(content, at{}.in("messages", i).in(".content", -1))
+		texts, err := chatTexts(content, at{}.in("messages", i).in(".content", -1))
 		if err != nil {
 			return err
 		}
@@ -214,16 +215,16 @@ func rqChatMessage(r *Req, m gjson.Result, i int, to protocol.Family) error {
 		}
 		return nil
 	case "user":
-		parts, err := rqChatUserParts(content, i, to)
+		parts, err := chatUserParts(content, i, to)
 		if err != nil {
 			return err
 		}
 		r.addMsg(RoleUser, parts...)
 		return nil
 	case "assistant":
-		return rqChatAssistant(r, &f, i, to)
+		return chatAssistant(r, &f, i, to)
 	case "tool":
-		texts, err := rqChatTexts(content, at{}.in("messages", i).in(".content", -1))
+		texts, err := chatTexts(content, at{}.in("messages", i).in(".content", -1))
 		if err != nil {
 			return err
 		}
@@ -234,12 +235,12 @@ func rqChatMessage(r *Req, m gjson.Result, i int, to protocol.Family) error {
 		r.addMsg(RoleUser, p)
 		return nil
 	default:
-		return rqRefuseField(to, "messages[%d] (role %q)", i, role)
+		return refuseField(to, "messages[%d] (role %q)", i, role)
 	}
 }
 
-// chatMessageMembers are the members of a message rqChatMessage and
-// rqChatAssistant read, in one walk (a Get each walked the message from its
+// chatMessageMembers are the members of a message chatMessage and
+// chatAssistant read, in one walk (a Get each walked the message from its
 // start, past its content to reach what follows), indexed by the cm
 // constants.
 var chatMessageMembers = [...]string{"content", "role", "tool_call_id", "reasoning_content", "refusal", "audio", "function_call", "tool_calls"}
@@ -255,8 +256,8 @@ const (
 	cmToolCalls
 )
 
-// rqChatTexts reads content that may only hold text: a string or text parts.
-func rqChatTexts(c gjson.Result, path at) ([]string, error) {
+// chatTexts reads content that may only hold text: a string or text parts.
+func chatTexts(c gjson.Result, path at) ([]string, error) {
 	switch {
 	case c.Type == gjson.String:
 		return []string{c.Str}, nil
@@ -264,9 +265,9 @@ func rqChatTexts(c gjson.Result, path at) ([]string, error) {
 		return nil, nil
 	case c.IsArray():
 		var out []string
-		for j, p := range elements(c) {
+		for j, p := range gjwalk.Elements(c) {
 			if t := p.Get("type").Str; t != "text" && t != "refusal" {
-				return nil, rqBadRequest("%s[%d]: want a text part, got %q", path, j, t)
+				return nil, badRequest("%s[%d]: want a text part, got %q", path, j, t)
 			}
 			if p.Get("type").Str == "refusal" {
 				out = append(out, p.Get("refusal").Str)
@@ -276,56 +277,56 @@ func rqChatTexts(c gjson.Result, path at) ([]string, error) {
 		}
 		return out, nil
 	}
-	return nil, rqBadRequest("%s: want a string or an array", path)
+	return nil, badRequest("%s: want a string or an array", path)
 }
 
-func rqChatUserParts(c gjson.Result, i int, to protocol.Family) ([]Part, error) {
+func chatUserParts(c gjson.Result, i int, to protocol.Family) ([]Part, error) {
 	if c.Type == gjson.String {
 		return []Part{{Kind: PartText, Text: c.Str}}, nil
 	}
 	if !c.IsArray() {
-		return nil, rqBadRequest("messages[%d].content: want a string or an array", i)
+		return nil, badRequest("messages[%d].content: want a string or an array", i)
 	}
-	caps := rqCapsOf[to]
+	caps := capsOf[to]
 	var parts []Part
-	for j, p := range elements(c) {
+	for j, p := range gjwalk.Elements(c) {
 		path := at{}.in("messages", i).in(".content", j)
 		switch typ := p.Get("type").Str; typ {
 		case "text":
 			parts = append(parts, Part{Kind: PartText, Text: p.Get("text").Str})
 		case "image_url":
 			u := p.Get("image_url.url").Str
-			if mime, data, ok := reqParseDataURL(u); ok {
+			if mime, data, ok := parseDataURL(u); ok {
 				parts = append(parts, Part{Kind: PartImage, MIME: mime, Data: data})
 				break
 			}
 			if !caps.imageURL {
-				return nil, rqRefuseField(to, "%s.image_url (an image URL; only inline data)", path)
+				return nil, refuseField(to, "%s.image_url (an image URL; only inline data)", path)
 			}
 			parts = append(parts, Part{Kind: PartImage, URL: u})
 		case "input_audio":
 			if !caps.audio {
-				return nil, rqRefuseField(to, "%s (type \"input_audio\")", path)
+				return nil, refuseField(to, "%s (type \"input_audio\")", path)
 			}
 			format := p.Get("input_audio.format").Str
-			parts = append(parts, Part{Kind: PartAudio, MIME: rqAudioMIME(format), Data: p.Get("input_audio.data").Str})
+			parts = append(parts, Part{Kind: PartAudio, MIME: audioMIME(format), Data: p.Get("input_audio.data").Str})
 		case "file":
 			f := p.Get("file")
-			mime, data, ok := reqParseDataURL(f.Get("file_data").Str)
+			mime, data, ok := parseDataURL(f.Get("file_data").Str)
 			if !ok {
-				return nil, rqRefuseField(to, "%s.file (a file_id or non-inline file)", path)
+				return nil, refuseField(to, "%s.file (a file_id or non-inline file)", path)
 			}
 			parts = append(parts, Part{Kind: PartDocument, MIME: mime, Data: data, Name: f.Get("filename").Str})
 		default:
-			return nil, rqRefuseField(to, "%s (type %q)", path, typ)
+			return nil, refuseField(to, "%s (type %q)", path, typ)
 		}
 	}
 	return parts, nil
 }
 
-// rqChatAudioFormat is Chat's input_audio format for a MIME type; Chat takes
+// chatAudioFormat is Chat's input_audio format for a MIME type; Chat takes
 // only wav and mp3.
-func rqChatAudioFormat(mime string) (string, bool) {
+func chatAudioFormat(mime string) (string, bool) {
 	switch mime {
 	case "audio/wav", "audio/x-wav", "audio/wave":
 		return "wav", true
@@ -335,19 +336,19 @@ func rqChatAudioFormat(mime string) (string, bool) {
 	return "", false
 }
 
-func rqAudioMIME(format string) string {
+func audioMIME(format string) string {
 	if format == "mp3" {
 		return "audio/mp3"
 	}
 	return "audio/" + format
 }
 
-func rqChatAssistant(r *Req, f *[len(chatMessageMembers)]gjson.Result, i int, to protocol.Family) error {
+func chatAssistant(r *Req, f *[len(chatMessageMembers)]gjson.Result, i int, to protocol.Family) error {
 	var parts []Part
 	if rc := f[cmReasoningContent]; rc.Type == gjson.String && rc.Str != "" {
 		parts = append(parts, Part{Kind: PartThinking, Text: rc.Str})
 	}
-	texts, err := rqChatTexts(f[cmContent], at{}.in("messages", i).in(".content", -1))
+	texts, err := chatTexts(f[cmContent], at{}.in("messages", i).in(".content", -1))
 	if err != nil {
 		return err
 	}
@@ -358,12 +359,12 @@ func rqChatAssistant(r *Req, f *[len(chatMessageMembers)]gjson.Result, i int, to
 		parts = append(parts, Part{Kind: PartText, Text: rf.Str})
 	}
 	if f[cmAudio].IsObject() {
-		return rqRefuseField(to, "messages[%d].audio", i)
+		return refuseField(to, "messages[%d].audio", i)
 	}
 	if f[cmFunctionCall].IsObject() {
-		return rqRefuseField(to, "messages[%d].function_call", i)
+		return refuseField(to, "messages[%d].function_call", i)
 	}
-	for j, tc := range elements(f[cmToolCalls]) {
+	for j, tc := range gjwalk.Elements(f[cmToolCalls]) {
 		path := at{}.in("messages", i).in(".tool_calls", j)
 		switch typ := tc.Get("type").Str; typ {
 		case "function", "":
@@ -372,31 +373,31 @@ func rqChatAssistant(r *Req, f *[len(chatMessageMembers)]gjson.Result, i int, to
 				args = "{}"
 			}
 			if a := gjson.Parse(args); !jsonwalk.Valid(args) || !a.IsObject() {
-				return rqRefuseField(to, "%s.function.arguments (not a JSON object)", path)
+				return refuseField(to, "%s.function.arguments (not a JSON object)", path)
 			}
 			parts = append(parts, Part{Kind: PartToolCall, ID: tc.Get("id").Str, Name: tc.Get("function.name").Str, Args: args})
 		case "custom":
 			parts = append(parts, Part{Kind: PartToolCall, ID: tc.Get("id").Str, Name: tc.Get("custom.name").Str, Input: tc.Get("custom.input").Str, Custom: true})
 		default:
-			return rqRefuseField(to, "%s (type %q)", path, typ)
+			return refuseField(to, "%s (type %q)", path, typ)
 		}
 	}
 	r.addMsg(RoleAssistant, parts...)
 	return nil
 }
 
-// rqEncodeOpenAI writes a Chat Completions request.
-func rqEncodeOpenAI(r *Req) ([]byte, error) {
-	w := rqNewJSON(rqEstimateSize(r))
+// encodeOpenAI writes a Chat Completions request.
+func encodeOpenAI(r *Req) ([]byte, error) {
+	w := newWriter(estimateSize(r))
 	w.obj()
 	w.kstr("model", r.Model)
 	w.key("messages")
 	w.arr()
 	if len(r.System) > 0 {
-		rqChatTextMsg(w, "system", r.System)
+		chatTextMsg(w, "system", r.System)
 	}
 	for i := range r.Msgs {
-		if err := rqChatEncodeMsg(w, &r.Msgs[i]); err != nil {
+		if err := chatEncodeMsg(w, &r.Msgs[i]); err != nil {
 			return nil, err
 		}
 	}
@@ -405,7 +406,7 @@ func rqEncodeOpenAI(r *Req) ([]byte, error) {
 		w.key("tools")
 		w.arr()
 		for i := range r.Tools {
-			rqChatEncodeTool(w, &r.Tools[i])
+			chatEncodeTool(w, &r.Tools[i])
 		}
 		w.endArr()
 		switch r.ToolChoice.Mode {
@@ -458,7 +459,7 @@ func rqEncodeOpenAI(r *Req) ([]byte, error) {
 			w.kstr("type", "json_schema")
 			w.key("json_schema")
 			w.obj()
-			w.kstr("name", rqFormatName(f))
+			w.kstr("name", formatName(f))
 			if f.Desc != "" {
 				w.kstr("description", f.Desc)
 			}
@@ -485,16 +486,16 @@ func rqEncodeOpenAI(r *Req) ([]byte, error) {
 	return w.b, nil
 }
 
-// rqFormatName is the json_schema name OpenAI requires; Gemini and Anthropic
+// formatName is the json_schema name OpenAI requires; Gemini and Anthropic
 // have none.
-func rqFormatName(f *OutputFormat) string {
+func formatName(f *OutputFormat) string {
 	if f.Name != "" {
 		return f.Name
 	}
 	return "response"
 }
 
-func rqChatTextMsg(w *reqJSON, role string, texts []string) {
+func chatTextMsg(w *writer, role string, texts []string) {
 	w.obj()
 	w.kstr("role", role)
 	if len(texts) == 1 {
@@ -513,13 +514,13 @@ func rqChatTextMsg(w *reqJSON, role string, texts []string) {
 	w.endObj()
 }
 
-// rqChatEncodeTool writes a function tool. A custom (freeform) tool is
+// chatEncodeTool writes a function tool. A custom (freeform) tool is
 // offered in its function shape even though OpenAI's Chat API has custom
 // tools: most servers behind the openai family (vLLM, DeepSeek, relays)
 // do not, and the shape of a streamed custom call is not documented, while
 // a function call comes back the same way everywhere and is turned back
 // into the client's custom call (clientToolsOf).
-func rqChatEncodeTool(w *reqJSON, t *ToolDef) {
+func chatEncodeTool(w *writer, t *ToolDef) {
 	w.obj()
 	w.kstr("type", "function")
 	w.key("function")
@@ -529,16 +530,16 @@ func rqChatEncodeTool(w *reqJSON, t *ToolDef) {
 	w.endObj()
 }
 
-func rqChatEncodeMsg(w *reqJSON, m *Msg) error {
+func chatEncodeMsg(w *writer, m *Msg) error {
 	switch m.Role {
 	case RoleSystem:
 		texts := make([]string, 0, len(m.Parts))
 		for _, p := range m.Parts {
 			texts = append(texts, p.Text)
 		}
-		rqChatTextMsg(w, "system", texts)
+		chatTextMsg(w, "system", texts)
 	case RoleAssistant:
-		rqChatEncodeAssistant(w, m)
+		chatEncodeAssistant(w, m)
 	default:
 		// Tool results become tool messages, in order; the other parts are
 		// grouped into user messages between them.
@@ -552,26 +553,26 @@ func rqChatEncodeMsg(w *reqJSON, m *Msg) error {
 				continue
 			}
 			if start >= 0 {
-				rqChatUserMsg(w, m.Parts[start:i])
+				chatUserMsg(w, m.Parts[start:i])
 				start = -1
 			}
 			w.obj()
 			w.kstr("role", "tool")
 			w.kstr("tool_call_id", p.ID)
-			w.kstr("content", rqResultText(p))
+			w.kstr("content", resultText(p))
 			w.endObj()
 		}
 		if start >= 0 {
-			rqChatUserMsg(w, m.Parts[start:])
+			chatUserMsg(w, m.Parts[start:])
 		}
 	}
 	return nil
 }
 
-// rqResultText flattens a tool result into text for families whose tool
+// resultText flattens a tool result into text for families whose tool
 // results are text only; an error result is marked with an "Error: " prefix
 // because they have no error flag (doc.go).
-func rqResultText(p *Part) string {
+func resultText(p *Part) string {
 	var sb strings.Builder
 	if p.IsError {
 		sb.WriteString("Error: ")
@@ -585,7 +586,7 @@ func rqResultText(p *Part) string {
 	return sb.String()
 }
 
-func rqChatUserMsg(w *reqJSON, parts []Part) {
+func chatUserMsg(w *writer, parts []Part) {
 	w.obj()
 	w.kstr("role", "user")
 	if len(parts) == 1 && parts[0].Kind == PartText {
@@ -609,7 +610,7 @@ func rqChatUserMsg(w *reqJSON, parts []Part) {
 			if p.URL != "" {
 				w.kstr("url", p.URL)
 			} else {
-				w.kstr("url", reqDataURL(p.MIME, p.Data))
+				w.kstr("url", dataURL(p.MIME, p.Data))
 			}
 			w.endObj()
 		case PartAudio:
@@ -617,20 +618,20 @@ func rqChatUserMsg(w *reqJSON, parts []Part) {
 			w.key("input_audio")
 			w.obj()
 			w.kstr("data", p.Data)
-			f, _ := rqChatAudioFormat(p.MIME)
+			f, _ := chatAudioFormat(p.MIME)
 			w.kstr("format", f)
 			w.endObj()
 		case PartDocument:
 			if p.Data == "" {
 				w.kstr("type", "text")
-				w.kstr("text", rqDocumentText(p))
+				w.kstr("text", documentText(p))
 				break
 			}
 			w.kstr("type", "file")
 			w.key("file")
 			w.obj()
-			w.kstr("filename", rqDocumentName(p))
-			w.kstr("file_data", reqDataURL(p.MIME, p.Data))
+			w.kstr("filename", documentName(p))
+			w.kstr("file_data", dataURL(p.MIME, p.Data))
 			w.endObj()
 		}
 		w.endObj()
@@ -639,17 +640,17 @@ func rqChatUserMsg(w *reqJSON, parts []Part) {
 	w.endObj()
 }
 
-// rqDocumentText renders a plain-text document as text for families without
+// documentText renders a plain-text document as text for families without
 // text documents, keeping its title.
-func rqDocumentText(p *Part) string {
+func documentText(p *Part) string {
 	if p.Name == "" {
 		return p.Text
 	}
 	return "[document: " + p.Name + "]\n" + p.Text
 }
 
-// rqDocumentName is the file name OpenAI wants with inline file data.
-func rqDocumentName(p *Part) string {
+// documentName is the file name OpenAI wants with inline file data.
+func documentName(p *Part) string {
 	if p.Name != "" {
 		return p.Name
 	}
@@ -659,7 +660,7 @@ func rqDocumentName(p *Part) string {
 	return "document"
 }
 
-func rqChatEncodeAssistant(w *reqJSON, m *Msg) {
+func chatEncodeAssistant(w *writer, m *Msg) {
 	var texts []string
 	calls := 0
 	for i := range m.Parts {
@@ -695,7 +696,7 @@ func rqChatEncodeAssistant(w *reqJSON, m *Msg) {
 			}
 			w.obj()
 			w.kstr("id", p.ID)
-			// A custom tool call in its function shape (rqChatEncodeTool).
+			// A custom tool call in its function shape (chatEncodeTool).
 			w.kstr("type", "function")
 			w.key("function")
 			w.obj()

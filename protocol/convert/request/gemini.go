@@ -1,4 +1,4 @@
-package convert
+package request
 
 import (
 	"encoding/base64"
@@ -7,21 +7,22 @@ import (
 	"strings"
 
 	"github.com/ccload/ccload/protocol"
+	"github.com/ccload/ccload/protocol/convert/internal/gjwalk"
 
 	"github.com/tidwall/gjson"
 )
 
-// rqSkipSignature is Google's documented sentinel for a function call whose
+// skipSignature is Google's documented sentinel for a function call whose
 // thought signature was lost (a client family that has no place for it):
 // Gemini 3 rejects replayed calls without a signature otherwise.
-const rqSkipSignature = "skip_thought_signature_validator"
+const skipSignature = "skip_thought_signature_validator"
 
-// rqDecodeGemini reads a generateContent request.
-func rqDecodeGemini(r *Req, body []byte, to protocol.Family) error {
-	root := parseBody(body)
+// decodeGemini reads a generateContent request.
+func decodeGemini(r *Req, body []byte, to protocol.Family) error {
+	root := gjwalk.Parse(body)
 	var err error
 	var contents gjson.Result
-	forEach(root, func(k, v gjson.Result) bool {
+	gjwalk.ForEach(root, func(k, v gjson.Result) bool {
 		switch k.Str {
 		case "model":
 			// the model is in the path
@@ -30,23 +31,23 @@ func rqDecodeGemini(r *Req, body []byte, to protocol.Family) error {
 				contents = v
 			}
 		case "systemInstruction", "system_instruction":
-			for _, p := range elements(v.Get("parts")) {
+			for _, p := range gjwalk.Elements(v.Get("parts")) {
 				if !p.Get("text").Exists() {
-					err = rqBadRequest("systemInstruction.parts: want text parts")
+					err = badRequest("systemInstruction.parts: want text parts")
 					return false
 				}
 				r.System = append(r.System, p.Get("text").Str)
 			}
 		case "generationConfig", "generation_config":
-			err = rqGemGenConfig(r, v, to)
+			err = gemGenConfig(r, v, to)
 		case "tools":
-			err = rqGemTools(r, v, to)
+			err = gemTools(r, v, to)
 		case "toolConfig", "tool_config":
-			err = rqGemToolConfig(r, v, to)
+			err = gemToolConfig(r, v, to)
 		case "safetySettings", "safety_settings", "labels":
 			// hints: see doc.go
 		default:
-			err = rqRefuseField(to, "field %q", k.Str)
+			err = refuseField(to, "field %q", k.Str)
 		}
 		return err == nil
 	})
@@ -54,10 +55,10 @@ func rqDecodeGemini(r *Req, body []byte, to protocol.Family) error {
 		return err
 	}
 	if !contents.IsArray() {
-		return rqBadRequest("contents: want an array")
+		return badRequest("contents: want an array")
 	}
-	d := rqGemDecoder{r: r, to: to}
-	for i, c := range elements(contents) {
+	d := gemDecoder{r: r, to: to}
+	for i, c := range gjwalk.Elements(contents) {
 		if err := d.content(c, i); err != nil {
 			return err
 		}
@@ -65,25 +66,25 @@ func rqDecodeGemini(r *Req, body []byte, to protocol.Family) error {
 	return nil
 }
 
-func rqGemGenConfig(r *Req, g gjson.Result, to protocol.Family) error {
-	c := rqCapsOf[to]
+func gemGenConfig(r *Req, g gjson.Result, to protocol.Family) error {
+	c := capsOf[to]
 	var err error
 	var mime string
 	var schema gjson.Result
-	forEach(g, func(k, v gjson.Result) bool {
+	gjwalk.ForEach(g, func(k, v gjson.Result) bool {
 		switch k.Str {
 		case "maxOutputTokens":
-			r.MaxTokens, err = reqInt(v, "generationConfig.maxOutputTokens")
+			r.MaxTokens, err = integer(v, "generationConfig.maxOutputTokens")
 		case "temperature":
-			r.Temperature, err = reqNumber(v, "generationConfig.temperature")
+			r.Temperature, err = number(v, "generationConfig.temperature")
 		case "topP":
-			r.TopP, err = reqNumber(v, "generationConfig.topP")
+			r.TopP, err = number(v, "generationConfig.topP")
 		case "topK":
-			r.TopK, err = reqNumber(v, "generationConfig.topK")
+			r.TopK, err = number(v, "generationConfig.topK")
 		case "seed":
-			r.Seed, err = reqNumber(v, "generationConfig.seed")
+			r.Seed, err = number(v, "generationConfig.seed")
 		case "presencePenalty", "frequencyPenalty":
-			if reqZero(v) {
+			if isZero(v) {
 				break
 			}
 			if !c.penalties {
@@ -92,39 +93,39 @@ func rqGemGenConfig(r *Req, g gjson.Result, to protocol.Family) error {
 				break
 			}
 			if k.Str == "presencePenalty" {
-				r.Presence, err = reqNumber(v, k.Str)
+				r.Presence, err = number(v, k.Str)
 			} else {
-				r.Frequency, err = reqNumber(v, k.Str)
+				r.Frequency, err = number(v, k.Str)
 			}
 		case "stopSequences":
-			r.Stop, err = reqStrings(v, "generationConfig.stopSequences")
+			r.Stop, err = stringList(v, "generationConfig.stopSequences")
 			if err == nil && len(r.Stop) > 0 && !c.stop {
-				err = rqRefuseField(to, "generationConfig.stopSequences")
+				err = refuseField(to, "generationConfig.stopSequences")
 			}
 		case "candidateCount":
 			if v.Type != gjson.Null && v.Int() != 1 {
-				err = rqRefuseField(to, "generationConfig.candidateCount (more than one candidate)")
+				err = refuseField(to, "generationConfig.candidateCount (more than one candidate)")
 			}
 		case "responseMimeType":
 			mime = v.Str
 		case "responseJsonSchema", "_responseJsonSchema", "responseSchema":
 			schema = v
 		case "responseModalities":
-			for _, m := range elements(v) {
+			for _, m := range gjwalk.Elements(v) {
 				if !strings.EqualFold(m.Str, "TEXT") {
-					err = rqRefuseField(to, "generationConfig.responseModalities (%s output)", m.Str)
+					err = refuseField(to, "generationConfig.responseModalities (%s output)", m.Str)
 				}
 			}
 		case "thinkingConfig":
-			err = rqGemThinking(r, v, to)
+			err = gemThinking(r, v, to)
 		case "mediaResolution":
 			// input token budget for media: a hint (doc.go)
 		case "responseLogprobs", "logprobs", "enableEnhancedCivicAnswers", "audioTimestamp":
-			if !reqZero(v) {
-				err = rqRefuseField(to, "generationConfig.%s", k.Str)
+			if !isZero(v) {
+				err = refuseField(to, "generationConfig.%s", k.Str)
 			}
 		default:
-			err = rqRefuseField(to, "generationConfig.%s", k.Str)
+			err = refuseField(to, "generationConfig.%s", k.Str)
 		}
 		return err == nil
 	})
@@ -134,29 +135,29 @@ func rqGemGenConfig(r *Req, g gjson.Result, to protocol.Family) error {
 	switch mime {
 	case "", "text/plain":
 		if schema.Exists() {
-			return rqBadRequest("generationConfig: a response schema needs responseMimeType application/json")
+			return badRequest("generationConfig: a response schema needs responseMimeType application/json")
 		}
 	case "application/json":
 		if !schema.Exists() {
 			if !c.jsonObject {
-				return rqRefuseField(to, "generationConfig.responseMimeType (JSON without a schema)")
+				return refuseField(to, "generationConfig.responseMimeType (JSON without a schema)")
 			}
 			r.Format = &OutputFormat{}
 			break
 		}
 		if !schema.IsObject() {
-			return rqBadRequest("generationConfig: the response schema must be an object")
+			return badRequest("generationConfig: the response schema must be an object")
 		}
-		r.Format = &OutputFormat{Schema: rqSchemaText(schema, rqSchemaFromGemini)}
+		r.Format = &OutputFormat{Schema: schemaText(schema, schemaFromGemini)}
 	default:
-		return rqRefuseField(to, "generationConfig.responseMimeType %q", mime)
+		return refuseField(to, "generationConfig.responseMimeType %q", mime)
 	}
 	return nil
 }
 
-func rqGemThinking(r *Req, t gjson.Result, to protocol.Family) error {
+func gemThinking(r *Req, t gjson.Result, to protocol.Family) error {
 	var err error
-	forEach(t, func(k, v gjson.Result) bool {
+	gjwalk.ForEach(t, func(k, v gjson.Result) bool {
 		switch k.Str {
 		case "includeThoughts":
 			if v.Bool() {
@@ -164,7 +165,7 @@ func rqGemThinking(r *Req, t gjson.Result, to protocol.Family) error {
 			}
 		case "thinkingBudget":
 			var b int64
-			if b, err = reqInt(v, "generationConfig.thinkingConfig.thinkingBudget"); err != nil {
+			if b, err = integer(v, "generationConfig.thinkingConfig.thinkingBudget"); err != nil {
 				return false
 			}
 			switch {
@@ -179,23 +180,23 @@ func rqGemThinking(r *Req, t gjson.Result, to protocol.Family) error {
 			lvl := strings.ToLower(v.Str)
 			if lvl != "" && lvl != "thinking_level_unspecified" {
 				r.Reasoning.Effort = lvl
-				err = rqCheckEffort(lvl, "generationConfig.thinkingConfig.thinkingLevel")
+				err = checkEffort(lvl, "generationConfig.thinkingConfig.thinkingLevel")
 			}
 		default:
-			err = rqRefuseField(to, "generationConfig.thinkingConfig.%s", k.Str)
+			err = refuseField(to, "generationConfig.thinkingConfig.%s", k.Str)
 		}
 		return err == nil
 	})
 	return err
 }
 
-func rqGemTools(r *Req, v gjson.Result, to protocol.Family) error {
+func gemTools(r *Req, v gjson.Result, to protocol.Family) error {
 	if !v.IsArray() {
-		return rqBadRequest("tools: want an array")
+		return badRequest("tools: want an array")
 	}
-	for i, t := range elements(v) {
+	for i, t := range gjwalk.Elements(v) {
 		var err error
-		forEach(t, func(k, decls gjson.Result) bool {
+		gjwalk.ForEach(t, func(k, decls gjson.Result) bool {
 			switch k.Str {
 			case "googleSearch", "google_search", "googleSearchRetrieval", "google_search_retrieval":
 				r.hostedSearch(to, fmt.Sprintf("tools[%d].%s", i, k.Str))
@@ -208,24 +209,24 @@ func rqGemTools(r *Req, v gjson.Result, to protocol.Family) error {
 				return true
 			}
 			if k.Str != "functionDeclarations" && k.Str != "function_declarations" {
-				err = rqRefuseField(to, "tools[%d].%s", i, k.Str)
+				err = refuseField(to, "tools[%d].%s", i, k.Str)
 				return false
 			}
-			for j, fd := range elements(decls) {
+			for j, fd := range gjwalk.Elements(decls) {
 				var m [6]gjson.Result
-				pick(fd, []string{"name", "description", "parametersJsonSchema", "parameters", "response", "responseJsonSchema"}, m[:])
+				gjwalk.Pick(fd, []string{"name", "description", "parametersJsonSchema", "parameters", "response", "responseJsonSchema"}, m[:])
 				d := ToolDef{Name: m[0].Str, Desc: m[1].Str}
 				if d.Name == "" {
-					err = rqBadRequest("tools[%d].functionDeclarations[%d].name: missing", i, j)
+					err = badRequest("tools[%d].functionDeclarations[%d].name: missing", i, j)
 					return false
 				}
 				if p := m[2]; p.IsObject() {
-					d.Params = rqSchemaText(p, rqSchemaFromGemini)
+					d.Params = schemaText(p, schemaFromGemini)
 				} else if p := m[3]; p.IsObject() {
-					d.Params = rqSchemaText(p, rqSchemaFromGemini)
+					d.Params = schemaText(p, schemaFromGemini)
 				}
 				if m[4].Exists() || m[5].Exists() {
-					err = rqRefuseField(to, "tools[%d].functionDeclarations[%d].response (a declared result schema)", i, j)
+					err = refuseField(to, "tools[%d].functionDeclarations[%d].response (a declared result schema)", i, j)
 					return false
 				}
 				r.Tools = append(r.Tools, d)
@@ -239,11 +240,11 @@ func rqGemTools(r *Req, v gjson.Result, to protocol.Family) error {
 	return nil
 }
 
-func rqGemToolConfig(r *Req, v gjson.Result, to protocol.Family) error {
+func gemToolConfig(r *Req, v gjson.Result, to protocol.Family) error {
 	var err error
-	forEach(v, func(k, f gjson.Result) bool {
+	gjwalk.ForEach(v, func(k, f gjson.Result) bool {
 		if k.Str != "functionCallingConfig" {
-			err = rqRefuseField(to, "toolConfig.%s", k.Str)
+			err = refuseField(to, "toolConfig.%s", k.Str)
 			return false
 		}
 		names := f.Get("allowedFunctionNames").Array()
@@ -251,7 +252,7 @@ func rqGemToolConfig(r *Req, v gjson.Result, to protocol.Family) error {
 		case "", "AUTO", "VALIDATED":
 			r.ToolChoice.Mode = ChoiceAuto
 			if len(names) > 0 {
-				err = rqRefuseField(to, "toolConfig.functionCallingConfig.allowedFunctionNames with mode %s", mode)
+				err = refuseField(to, "toolConfig.functionCallingConfig.allowedFunctionNames with mode %s", mode)
 			}
 		case "NONE":
 			r.ToolChoice.Mode = ChoiceNone
@@ -261,32 +262,32 @@ func rqGemToolConfig(r *Req, v gjson.Result, to protocol.Family) error {
 			case len(names) == 1:
 				r.ToolChoice = ToolChoice{Mode: ChoiceTool, Name: names[0].Str}
 			case len(names) > 1:
-				err = rqRefuseField(to, "toolConfig.functionCallingConfig.allowedFunctionNames (more than one)")
+				err = refuseField(to, "toolConfig.functionCallingConfig.allowedFunctionNames (more than one)")
 			}
 		default:
-			err = rqBadRequest("toolConfig.functionCallingConfig.mode: unknown %q", mode)
+			err = badRequest("toolConfig.functionCallingConfig.mode: unknown %q", mode)
 		}
 		return err == nil
 	})
 	return err
 }
 
-// rqGemDecoder reads contents, synthesising tool call ids: Gemini calls have
+// gemDecoder reads contents, synthesising tool call ids: Gemini calls have
 // none (or an optional one), and a functionResponse is matched to the first
 // unanswered call of the same name. Ids depend only on the call's position,
 // so the same history yields the same ids on every turn.
-type rqGemDecoder struct {
+type gemDecoder struct {
 	r       *Req
 	to      protocol.Family
-	pending []rqGemCall
+	pending []gemCall
 }
 
-type rqGemCall struct {
+type gemCall struct {
 	name, id string
 	done     bool
 }
 
-func rqGemCallID(name string, i, j int) string {
+func gemCallID(name string, i, j int) string {
 	b := make([]byte, 0, len(name)+16)
 	b = append(b, "call_"...)
 	b = strconv.AppendInt(b, int64(i), 10)
@@ -294,7 +295,7 @@ func rqGemCallID(name string, i, j int) string {
 	b = strconv.AppendInt(b, int64(j), 10)
 	b = append(b, '_')
 	for k := 0; k < len(name); k++ {
-		if rqIdChar(name[k]) {
+		if idChar(name[k]) {
 			b = append(b, name[k])
 		} else {
 			b = append(b, '_')
@@ -303,7 +304,7 @@ func rqGemCallID(name string, i, j int) string {
 	return string(b)
 }
 
-// gemPartMembers are the members of a content part rqGemDecoder.content
+// gemPartMembers are the members of a content part gemDecoder.content
 // reads, indexed by the gp constants.
 var gemPartMembers = [...]string{"thoughtSignature", "thought_signature", "thought", "text", "inlineData", "inline_data", "fileData", "file_data", "functionCall", "functionResponse"}
 
@@ -320,24 +321,24 @@ const (
 	gpFunctionResponse
 )
 
-func (d *rqGemDecoder) content(c gjson.Result, i int) error {
+func (d *gemDecoder) content(c gjson.Result, i int) error {
 	role := RoleUser
 	switch c.Get("role").Str {
 	case "", "user", "function":
 	case "model":
 		role = RoleAssistant
 	default:
-		return rqBadRequest("contents[%d].role: unknown %q", i, c.Get("role").Str)
+		return badRequest("contents[%d].role: unknown %q", i, c.Get("role").Str)
 	}
-	caps := rqCapsOf[d.to]
+	caps := capsOf[d.to]
 	var parts []Part
-	for j, p := range elements(c.Get("parts")) {
+	for j, p := range gjwalk.Elements(c.Get("parts")) {
 		path := at{}.in("contents", i).in(".parts", j)
 		// One walk for every member a part may have: a Get each walked
 		// the part from its start, across a function response's whole
 		// output for each kind tested before it.
 		var m [len(gemPartMembers)]gjson.Result
-		pick(p, gemPartMembers[:], m[:])
+		gjwalk.Pick(p, gemPartMembers[:], m[:])
 		sig := m[gpThoughtSignature].Str
 		if sig == "" {
 			sig = m[gpThoughtSignatureSnake].Str
@@ -363,7 +364,7 @@ func (d *rqGemDecoder) content(c gjson.Result, i int) error {
 			if !blob.Exists() {
 				blob = m[gpInlineDataSnake]
 			}
-			mp, err := rqGemBlob(blob, path.in(".inlineData", -1), d.to)
+			mp, err := gemBlob(blob, path.in(".inlineData", -1), d.to)
 			if err != nil {
 				return err
 			}
@@ -378,7 +379,7 @@ func (d *rqGemDecoder) content(c gjson.Result, i int) error {
 				uri = fd.Get("file_uri").Str
 			}
 			if !strings.HasPrefix(uri, "https://") && !strings.HasPrefix(uri, "http://") || strings.Contains(uri, "generativelanguage.googleapis.com") {
-				return rqRefuseField(d.to, "%s.fileData (an uploaded file)", path)
+				return refuseField(d.to, "%s.fileData (an uploaded file)", path)
 			}
 			switch {
 			case strings.HasPrefix(mime, "image/") && caps.imageURL:
@@ -386,19 +387,19 @@ func (d *rqGemDecoder) content(c gjson.Result, i int) error {
 			case mime == "application/pdf" && caps.docURL:
 				parts = append(parts, Part{Kind: PartDocument, URL: uri, MIME: mime})
 			default:
-				return rqRefuseField(d.to, "%s.fileData (%s by URL)", path, mime)
+				return refuseField(d.to, "%s.fileData (%s by URL)", path, mime)
 			}
 		case m[gpFunctionCall].Exists():
 			fc := m[gpFunctionCall]
 			args := fc.Get("args")
 			if args.Exists() && !args.IsObject() {
-				return rqBadRequest("%s.functionCall.args: want an object", path)
+				return badRequest("%s.functionCall.args: want an object", path)
 			}
 			id := fc.Get("id").Str
 			if id == "" {
-				id = rqGemCallID(fc.Get("name").Str, i, j)
+				id = gemCallID(fc.Get("name").Str, i, j)
 			}
-			d.pending = append(d.pending, rqGemCall{name: fc.Get("name").Str, id: id})
+			d.pending = append(d.pending, gemCall{name: fc.Get("name").Str, id: id})
 			parts = append(parts, Part{Kind: PartToolCall, ID: id, Name: fc.Get("name").Str, Args: args.Raw})
 		case m[gpFunctionResponse].Exists():
 			tr, err := d.response(m[gpFunctionResponse], path)
@@ -408,7 +409,7 @@ func (d *rqGemDecoder) content(c gjson.Result, i int) error {
 			parts = append(parts, tr)
 		default:
 			kind := "empty"
-			forEach(p, func(k, _ gjson.Result) bool {
+			gjwalk.ForEach(p, func(k, _ gjson.Result) bool {
 				if k.Str != "thoughtSignature" && k.Str != "partMetadata" {
 					kind = k.Str
 					return false
@@ -418,7 +419,7 @@ func (d *rqGemDecoder) content(c gjson.Result, i int) error {
 			if kind == "empty" {
 				continue
 			}
-			return rqRefuseField(d.to, "%s.%s", path, kind)
+			return refuseField(d.to, "%s.%s", path, kind)
 		}
 	}
 	if role == RoleUser {
@@ -429,9 +430,9 @@ func (d *rqGemDecoder) content(c gjson.Result, i int) error {
 	return nil
 }
 
-func (d *rqGemDecoder) response(fr gjson.Result, path at) (Part, error) {
+func (d *gemDecoder) response(fr gjson.Result, path at) (Part, error) {
 	var m [4]gjson.Result
-	pick(fr, []string{"name", "id", "response", "parts"}, m[:])
+	gjwalk.Pick(fr, []string{"name", "id", "response", "parts"}, m[:])
 	name, id := m[0].Str, m[1].Str
 	for k := range d.pending {
 		c := &d.pending[k]
@@ -442,7 +443,7 @@ func (d *rqGemDecoder) response(fr gjson.Result, path at) (Part, error) {
 		break
 	}
 	if id == "" {
-		return Part{}, rqBadRequest("%s.functionResponse: no functionCall named %q to answer", path, name)
+		return Part{}, badRequest("%s.functionResponse: no functionCall named %q to answer", path, name)
 	}
 	p := Part{Kind: PartToolResult, ID: id, Name: name}
 	resp := m[2]
@@ -452,7 +453,7 @@ func (d *rqGemDecoder) response(fr gjson.Result, path at) (Part, error) {
 	var first string
 	n := 0 // distinct names, up to 2
 	if resp.IsObject() {
-		forEach(resp, func(k, v gjson.Result) bool {
+		gjwalk.ForEach(resp, func(k, v gjson.Result) bool {
 			switch {
 			case n == 0:
 				first, n = k.Str, 1
@@ -472,17 +473,17 @@ func (d *rqGemDecoder) response(fr gjson.Result, path at) (Part, error) {
 	switch {
 	case hasErr && n == 1:
 		p.IsError = true
-		p.Content = []Part{{Kind: PartText, Text: rqJsonText(errv)}}
+		p.Content = []Part{{Kind: PartText, Text: jsonText(errv)}}
 	case hasOut && n == 1:
-		p.Content = []Part{{Kind: PartText, Text: rqJsonText(out)}}
+		p.Content = []Part{{Kind: PartText, Text: jsonText(out)}}
 	case resp.Exists():
 		p.Content = []Part{{Kind: PartText, Text: resp.Raw}}
 	}
-	for k, rp := range elements(m[3]) {
-		if !rqCapsOf[d.to].resultMedia {
-			return Part{}, rqRefuseField(d.to, "%s.functionResponse.parts[%d] (media in a tool result)", path, k)
+	for k, rp := range gjwalk.Elements(m[3]) {
+		if !capsOf[d.to].resultMedia {
+			return Part{}, refuseField(d.to, "%s.functionResponse.parts[%d] (media in a tool result)", path, k)
 		}
-		mp, err := rqGemBlob(rp.Get("inlineData"), path.in(".functionResponse.parts", k).in(".inlineData", -1), d.to)
+		mp, err := gemBlob(rp.Get("inlineData"), path.in(".functionResponse.parts", k).in(".inlineData", -1), d.to)
 		if err != nil {
 			return Part{}, err
 		}
@@ -491,15 +492,15 @@ func (d *rqGemDecoder) response(fr gjson.Result, path at) (Part, error) {
 	return p, nil
 }
 
-// rqJsonText is a string's value, or any other JSON value's text.
-func rqJsonText(v gjson.Result) string {
+// jsonText is a string's value, or any other JSON value's text.
+func jsonText(v gjson.Result) string {
 	if v.Type == gjson.String {
 		return v.Str
 	}
 	return v.Raw
 }
 
-func rqGemBlob(b gjson.Result, path at, to protocol.Family) (Part, error) {
+func gemBlob(b gjson.Result, path at, to protocol.Family) (Part, error) {
 	mime, data := b.Get("mimeType").Str, b.Get("data").Str
 	if mime == "" {
 		mime = b.Get("mime_type").Str
@@ -512,26 +513,26 @@ func rqGemBlob(b gjson.Result, path at, to protocol.Family) (Part, error) {
 	case strings.HasPrefix(mime, "text/"):
 		text, err := base64.StdEncoding.DecodeString(data)
 		if err != nil {
-			return Part{}, rqBadRequest("%s.data: invalid base64", path)
+			return Part{}, badRequest("%s.data: invalid base64", path)
 		}
 		return Part{Kind: PartDocument, MIME: "text/plain", Text: string(text)}, nil
 	case strings.HasPrefix(mime, "audio/"):
-		if _, ok := rqChatAudioFormat(mime); !rqCapsOf[to].audio || (to == protocol.OpenAI && !ok) {
-			return Part{}, rqRefuseField(to, "%s (%s)", path, mime)
+		if _, ok := chatAudioFormat(mime); !capsOf[to].audio || (to == protocol.OpenAI && !ok) {
+			return Part{}, refuseField(to, "%s (%s)", path, mime)
 		}
 		return Part{Kind: PartAudio, MIME: mime, Data: data}, nil
 	}
-	return Part{}, rqRefuseField(to, "%s (%s)", path, mime)
+	return Part{}, refuseField(to, "%s (%s)", path, mime)
 }
 
-// rqEncodeGemini writes a generateContent request (no model: it is in the path).
-func rqEncodeGemini(r *Req) ([]byte, error) {
-	w := rqNewJSON(rqEstimateSize(r))
+// encodeGemini writes a generateContent request (no model: it is in the path).
+func encodeGemini(r *Req) ([]byte, error) {
+	w := newWriter(estimateSize(r))
 	w.obj()
 	w.key("contents")
 	w.arr()
 	names := r.toolNames()
-	e := rqGemEncoder{w: w, names: names, sentinel: rqGemNeedsSentinel(r.Model)}
+	e := gemEncoder{w: w, names: names, sentinel: gemNeedsSentinel(r.Model)}
 	for i := range r.Msgs {
 		if err := e.msg(&r.Msgs[i]); err != nil {
 			return nil, err
@@ -595,26 +596,26 @@ func rqEncodeGemini(r *Req) ([]byte, error) {
 			w.endObj()
 		}
 	}
-	rqGemGenerationConfig(w, r)
+	gemGenerationConfig(w, r)
 	w.endObj()
 	return w.b, nil
 }
 
-// rqGemNeedsSentinel reports whether the model validates thought signatures on
+// gemNeedsSentinel reports whether the model validates thought signatures on
 // replayed function calls (Gemini 3 and later; 1.x and 2.x do not).
-func rqGemNeedsSentinel(model string) bool {
+func gemNeedsSentinel(model string) bool {
 	m := strings.TrimPrefix(model, "models/")
 	return !strings.HasPrefix(m, "gemini-1") && !strings.HasPrefix(m, "gemini-2")
 }
 
-func rqGemLegacyThinking(model string) bool {
+func gemLegacyThinking(model string) bool {
 	m := strings.TrimPrefix(model, "models/")
 	return strings.HasPrefix(m, "gemini-2") || strings.HasPrefix(m, "gemini-1")
 }
 
-var rqGemLevels = map[string]string{"none": "MINIMAL", "minimal": "MINIMAL", "low": "LOW", "medium": "MEDIUM", "high": "HIGH", "xhigh": "HIGH", "max": "HIGH"}
+var gemLevels = map[string]string{"none": "MINIMAL", "minimal": "MINIMAL", "low": "LOW", "medium": "MEDIUM", "high": "HIGH", "xhigh": "HIGH", "max": "HIGH"}
 
-func rqGemGenerationConfig(w *reqJSON, r *Req) {
+func gemGenerationConfig(w *writer, r *Req) {
 	rs := r.Reasoning
 	thinking := rs.set() || rs.Summary != ""
 	if r.MaxTokens == 0 && r.Temperature == "" && r.TopP == "" && r.TopK == "" && r.Seed == "" &&
@@ -644,7 +645,7 @@ func rqGemGenerationConfig(w *reqJSON, r *Req) {
 		w.kstr("responseMimeType", "application/json")
 		if r.Format.Schema != "" {
 			w.key("responseJsonSchema")
-			rqAppendSchema(w, gjson.Parse(r.Format.Schema), rqSchemaToGemini, 0)
+			appendSchema(w, gjson.Parse(r.Format.Schema), schemaToGemini, 0)
 		}
 	}
 	if thinking {
@@ -654,7 +655,7 @@ func rqGemGenerationConfig(w *reqJSON, r *Req) {
 			w.key("includeThoughts")
 			w.bool(true)
 		}
-		if rqGemLegacyThinking(r.Model) {
+		if gemLegacyThinking(r.Model) {
 			switch {
 			case rs.Effort == "none":
 				w.kint("thinkingBudget", 0)
@@ -663,7 +664,7 @@ func rqGemGenerationConfig(w *reqJSON, r *Req) {
 			case rs.Adaptive:
 				w.kint("thinkingBudget", -1)
 			}
-		} else if lvl := rqGemLevels[rs.effort()]; lvl != "" {
+		} else if lvl := gemLevels[rs.effort()]; lvl != "" {
 			w.kstr("thinkingLevel", lvl)
 		}
 		w.endObj()
@@ -671,17 +672,17 @@ func rqGemGenerationConfig(w *reqJSON, r *Req) {
 	w.endObj()
 }
 
-// rqGemEncoder writes contents, merging consecutive turns of the same role
+// gemEncoder writes contents, merging consecutive turns of the same role
 // (Gemini alternates user and model).
-type rqGemEncoder struct {
-	w        *reqJSON
+type gemEncoder struct {
+	w        *writer
 	names    map[string]string
 	sentinel bool
 	open     string // role of the content being written, "" if none
 	sawCall  bool   // the open model content has a function call already
 }
 
-func (e *rqGemEncoder) openContent(role string) {
+func (e *gemEncoder) openContent(role string) {
 	if e.open == role {
 		return
 	}
@@ -693,7 +694,7 @@ func (e *rqGemEncoder) openContent(role string) {
 	e.open, e.sawCall = role, false
 }
 
-func (e *rqGemEncoder) closeContent() {
+func (e *gemEncoder) closeContent() {
 	if e.open == "" {
 		return
 	}
@@ -702,14 +703,14 @@ func (e *rqGemEncoder) closeContent() {
 	e.open = ""
 }
 
-func (e *rqGemEncoder) msg(m *Msg) error {
+func (e *gemEncoder) msg(m *Msg) error {
 	w := e.w
 	switch m.Role {
 	case RoleSystem:
 		e.openContent("user")
 		for _, p := range m.Parts {
 			w.obj()
-			w.kstr("text", rqSystemTurnText(p.Text))
+			w.kstr("text", systemTurnText(p.Text))
 			w.endObj()
 		}
 		return nil
@@ -721,7 +722,7 @@ func (e *rqGemEncoder) msg(m *Msg) error {
 	for i := range m.Parts {
 		p := &m.Parts[i]
 		if p.Kind != PartToolResult {
-			rqGemPart(w, p)
+			gemPart(w, p)
 			continue
 		}
 		name, ok := e.names[p.ID]
@@ -757,7 +758,7 @@ func (e *rqGemEncoder) msg(m *Msg) error {
 			w.key("parts")
 			w.arr()
 			for _, c := range media {
-				rqGemPart(w, c)
+				gemPart(w, c)
 			}
 			w.endArr()
 		}
@@ -771,7 +772,7 @@ func (e *rqGemEncoder) msg(m *Msg) error {
 // answer part after the thinking (where Gemini puts it: the first function
 // call of a step, else the text), or on the thought itself when nothing
 // follows.
-func (e *rqGemEncoder) model(m *Msg) {
+func (e *gemEncoder) model(m *Msg) {
 	w := e.w
 	e.openContent("model")
 	sig := ""
@@ -779,7 +780,7 @@ func (e *rqGemEncoder) model(m *Msg) {
 		p := &m.Parts[i]
 		switch p.Kind {
 		case PartThinking:
-			last := !rqGemAnswerFollows(m.Parts[i+1:])
+			last := !gemAnswerFollows(m.Parts[i+1:])
 			if p.Text == "" && !last {
 				if p.Sig != "" {
 					sig = p.Sig
@@ -812,7 +813,7 @@ func (e *rqGemEncoder) model(m *Msg) {
 			case sig != "":
 				w.kstr("thoughtSignature", sig)
 			case !e.sawCall && e.sentinel:
-				w.kstr("thoughtSignature", rqSkipSignature)
+				w.kstr("thoughtSignature", skipSignature)
 			}
 			sig = ""
 			e.sawCall = true
@@ -829,12 +830,12 @@ func (e *rqGemEncoder) model(m *Msg) {
 			}
 			w.endObj()
 		default:
-			rqGemPart(w, p)
+			gemPart(w, p)
 		}
 	}
 }
 
-func rqGemAnswerFollows(rest []Part) bool {
+func gemAnswerFollows(rest []Part) bool {
 	for i := range rest {
 		switch rest[i].Kind {
 		case PartToolCall, PartText:
@@ -844,14 +845,14 @@ func rqGemAnswerFollows(rest []Part) bool {
 	return false
 }
 
-// rqGemPart writes a user-side part: text, inline media, or a text document.
-func rqGemPart(w *reqJSON, p *Part) {
+// gemPart writes a user-side part: text, inline media, or a text document.
+func gemPart(w *writer, p *Part) {
 	w.obj()
 	switch {
 	case p.Kind == PartText:
 		w.kstr("text", p.Text)
 	case p.Kind == PartDocument && p.Data == "":
-		w.kstr("text", rqDocumentText(p))
+		w.kstr("text", documentText(p))
 	default:
 		w.key("inlineData")
 		w.obj()

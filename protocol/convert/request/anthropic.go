@@ -1,26 +1,27 @@
-package convert
+package request
 
 import (
 	"fmt"
 	"strings"
 
 	"github.com/ccload/ccload/protocol"
+	"github.com/ccload/ccload/protocol/convert/internal/gjwalk"
 
 	"github.com/tidwall/gjson"
 )
 
-// rqDefaultAnthropicMaxTokens is sent when the client set no output limit:
+// defaultAnthropicMaxTokens is sent when the client set no output limit:
 // Anthropic requires max_tokens, the other families default to the model's
 // maximum.
-const rqDefaultAnthropicMaxTokens = 32000
+const defaultAnthropicMaxTokens = 32000
 
-// rqDecodeAnthropic reads a Messages API request.
-func rqDecodeAnthropic(r *Req, body []byte, to protocol.Family) error {
-	root := parseBody(body)
+// decodeAnthropic reads a Messages API request.
+func decodeAnthropic(r *Req, body []byte, to protocol.Family) error {
+	root := gjwalk.Parse(body)
 	var thinking, outputConfig gjson.Result
 	var err error
 	var msgs gjson.Result
-	forEach(root, func(k, v gjson.Result) bool {
+	gjwalk.ForEach(root, func(k, v gjson.Result) bool {
 		switch k.Str {
 		case "model", "stream":
 			// model and stream come from the engine
@@ -29,24 +30,24 @@ func rqDecodeAnthropic(r *Req, body []byte, to protocol.Family) error {
 				msgs = v
 			}
 		case "system":
-			err = rqAnthSystem(r, v)
+			err = anthSystem(r, v)
 		case "max_tokens":
-			r.MaxTokens, err = reqInt(v, "max_tokens")
+			r.MaxTokens, err = integer(v, "max_tokens")
 		case "temperature":
-			r.Temperature, err = reqNumber(v, "temperature")
+			r.Temperature, err = number(v, "temperature")
 		case "top_p":
-			r.TopP, err = reqNumber(v, "top_p")
+			r.TopP, err = number(v, "top_p")
 		case "top_k":
-			r.TopK, err = reqNumber(v, "top_k")
+			r.TopK, err = number(v, "top_k")
 		case "stop_sequences":
-			r.Stop, err = reqStrings(v, "stop_sequences")
-			if err == nil && len(r.Stop) > 0 && !rqCapsOf[to].stop {
-				err = rqRefuseField(to, "stop_sequences")
+			r.Stop, err = stringList(v, "stop_sequences")
+			if err == nil && len(r.Stop) > 0 && !capsOf[to].stop {
+				err = refuseField(to, "stop_sequences")
 			}
 		case "tools":
-			err = rqAnthTools(r, v, to)
+			err = anthTools(r, v, to)
 		case "tool_choice":
-			err = rqAnthToolChoice(r, v, to)
+			err = anthToolChoice(r, v, to)
 		case "thinking":
 			thinking = v
 		case "output_config":
@@ -54,32 +55,32 @@ func rqDecodeAnthropic(r *Req, body []byte, to protocol.Family) error {
 		case "metadata", "service_tier", "cache_control", "inference_geo":
 			// hints: see doc.go
 		case "context_management":
-			if !rqAnthContextNoop(v) {
-				err = rqRefuseField(to, "context_management (edits other than clear_thinking keep all)")
+			if !anthContextNoop(v) {
+				err = refuseField(to, "context_management (edits other than clear_thinking keep all)")
 			}
 		default:
-			err = rqRefuseField(to, "field %q", k.Str)
+			err = refuseField(to, "field %q", k.Str)
 		}
 		return err == nil
 	})
 	if err != nil {
 		return err
 	}
-	if err := rqAnthReasoning(r, thinking, outputConfig, to); err != nil {
+	if err := anthReasoning(r, thinking, outputConfig, to); err != nil {
 		return err
 	}
 	if !msgs.IsArray() {
-		return rqBadRequest("messages: want an array")
+		return badRequest("messages: want an array")
 	}
-	for i, m := range elements(msgs) {
-		if err := rqAnthMessage(r, m, i, to); err != nil {
+	for i, m := range gjwalk.Elements(msgs) {
+		if err := anthMessage(r, m, i, to); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func rqAnthSystem(r *Req, v gjson.Result) error {
+func anthSystem(r *Req, v gjson.Result) error {
 	switch {
 	case v.Type == gjson.String:
 		if v.Str != "" {
@@ -87,9 +88,9 @@ func rqAnthSystem(r *Req, v gjson.Result) error {
 		}
 		return nil
 	case v.IsArray():
-		for i, b := range elements(v) {
+		for i, b := range gjwalk.Elements(v) {
 			if b.Get("type").Str != "text" {
-				return rqBadRequest("system[%d]: want a text block", i)
+				return badRequest("system[%d]: want a text block", i)
 			}
 			r.System = append(r.System, b.Get("text").Str)
 		}
@@ -97,20 +98,20 @@ func rqAnthSystem(r *Req, v gjson.Result) error {
 	case v.Type == gjson.Null:
 		return nil
 	}
-	return rqBadRequest("system: want a string or an array of text blocks")
+	return badRequest("system: want a string or an array of text blocks")
 }
 
-// rqAnthContextNoop reports whether context_management only asks to keep all
+// anthContextNoop reports whether context_management only asks to keep all
 // thinking, which is what every other family does anyway (Claude Code sends
 // exactly that).
-func rqAnthContextNoop(v gjson.Result) bool {
+func anthContextNoop(v gjson.Result) bool {
 	ok := true
-	forEach(v, func(k, e gjson.Result) bool {
+	gjwalk.ForEach(v, func(k, e gjson.Result) bool {
 		if k.Str != "edits" {
 			ok = false
 			return false
 		}
-		forEach(e, func(_, ed gjson.Result) bool {
+		gjwalk.ForEach(e, func(_, ed gjson.Result) bool {
 			typ := ed.Get("type").Str
 			keep := ed.Get("keep")
 			if len(typ) < 14 || typ[:14] != "clear_thinking" || keep.String() != "all" {
@@ -123,54 +124,54 @@ func rqAnthContextNoop(v gjson.Result) bool {
 	return ok
 }
 
-func rqAnthTools(r *Req, v gjson.Result, to protocol.Family) error {
+func anthTools(r *Req, v gjson.Result, to protocol.Family) error {
 	if !v.IsArray() {
-		return rqBadRequest("tools: want an array")
+		return badRequest("tools: want an array")
 	}
-	for i, t := range elements(v) {
+	for i, t := range gjwalk.Elements(v) {
 		var m [7]gjson.Result
-		pick(t, []string{"type", "name", "description", "input_schema", "strict", "defer_loading", "input_examples"}, m[:])
+		gjwalk.Pick(t, []string{"type", "name", "description", "input_schema", "strict", "defer_loading", "input_examples"}, m[:])
 		typ, name, desc, schema, strict, deferLoading, examples := m[0].Str, m[1], m[2], m[3], m[4], m[5], m[6]
 		if strings.HasPrefix(typ, "web_search_") {
 			r.hostedSearch(to, fmt.Sprintf("tools[%d] (type %q)", i, typ))
 			continue
 		}
-		if rqAnthHostedTool(typ) {
+		if anthHostedTool(typ) {
 			// Run by Anthropic: no other upstream runs them, and the
 			// client sees the answer made without them.
 			r.note("tools[%d] (type %q) left out: a tool hosted by Anthropic", i, typ)
 			continue
 		}
 		if typ != "" && typ != "custom" {
-			return rqRefuseField(to, "tools[%d] (type %q)", i, typ)
+			return refuseField(to, "tools[%d] (type %q)", i, typ)
 		}
 		if deferLoading.Bool() {
-			return rqRefuseField(to, "tools[%d].defer_loading", i)
+			return refuseField(to, "tools[%d].defer_loading", i)
 		}
 		if examples.IsArray() && len(examples.Array()) > 0 {
-			return rqRefuseField(to, "tools[%d].input_examples", i)
+			return refuseField(to, "tools[%d].input_examples", i)
 		}
 		d := ToolDef{Name: name.Str, Desc: desc.Str}
 		if d.Name == "" {
-			return rqBadRequest("tools[%d].name: missing", i)
+			return badRequest("tools[%d].name: missing", i)
 		}
 		if schema.Exists() {
 			d.Params = schema.Raw
 		}
 		if strict.Exists() {
-			d.Strict = rqTriOf(strict.Bool())
+			d.Strict = triOf(strict.Bool())
 		}
 		r.Tools = append(r.Tools, d)
 	}
 	return nil
 }
 
-// rqAnthHostedTool reports whether an Anthropic tool type is a server tool
+// anthHostedTool reports whether an Anthropic tool type is a server tool
 // Anthropic runs itself (web fetch, code execution, tool search). Its
 // client tools with a fixed schema (bash, text_editor, computer, memory)
 // are not: the client runs their calls, and no other model knows their
 // contract, so they stay refused.
-func rqAnthHostedTool(typ string) bool {
+func anthHostedTool(typ string) bool {
 	for _, p := range [...]string{"web_fetch_", "code_execution_", "tool_search_tool_"} {
 		if strings.HasPrefix(typ, p) {
 			return true
@@ -179,7 +180,7 @@ func rqAnthHostedTool(typ string) bool {
 	return false
 }
 
-func rqAnthToolChoice(r *Req, v gjson.Result, to protocol.Family) error {
+func anthToolChoice(r *Req, v gjson.Result, to protocol.Family) error {
 	switch v.Get("type").Str {
 	case "auto":
 		r.ToolChoice.Mode = ChoiceAuto
@@ -190,10 +191,10 @@ func rqAnthToolChoice(r *Req, v gjson.Result, to protocol.Family) error {
 	case "tool":
 		r.ToolChoice = ToolChoice{Mode: ChoiceTool, Name: v.Get("name").Str}
 	default:
-		return rqBadRequest("tool_choice.type: unknown %q", v.Get("type").Str)
+		return badRequest("tool_choice.type: unknown %q", v.Get("type").Str)
 	}
 	if v.Get("disable_parallel_tool_use").Bool() {
-		if !rqCapsOf[to].noParallel {
+		if !capsOf[to].noParallel {
 			// A preference: the client handles several calls anyway.
 			r.note("tool_choice.disable_parallel_tool_use dropped: %s upstreams cannot forbid parallel calls", to)
 			return nil
@@ -203,14 +204,14 @@ func rqAnthToolChoice(r *Req, v gjson.Result, to protocol.Family) error {
 	return nil
 }
 
-func rqAnthReasoning(r *Req, thinking, oc gjson.Result, to protocol.Family) error {
+func anthReasoning(r *Req, thinking, oc gjson.Result, to protocol.Family) error {
 	shown := thinking.Get("display").Str != "omitted"
 	switch thinking.Get("type").Str {
 	case "":
 	case "disabled":
 		// Anthropic's default; every other family's default is the model's.
 	case "enabled":
-		b, err := reqInt(thinking.Get("budget_tokens"), "thinking.budget_tokens")
+		b, err := integer(thinking.Get("budget_tokens"), "thinking.budget_tokens")
 		if err != nil {
 			return err
 		}
@@ -218,36 +219,36 @@ func rqAnthReasoning(r *Req, thinking, oc gjson.Result, to protocol.Family) erro
 	case "adaptive":
 		r.Reasoning.Adaptive = true
 	default:
-		return rqBadRequest("thinking.type: unknown %q", thinking.Get("type").Str)
+		return badRequest("thinking.type: unknown %q", thinking.Get("type").Str)
 	}
 	if r.Reasoning.set() && shown {
 		r.Reasoning.Summary = "auto"
 	}
 	var err error
-	forEach(oc, func(k, v gjson.Result) bool {
+	gjwalk.ForEach(oc, func(k, v gjson.Result) bool {
 		switch k.Str {
 		case "effort":
 			r.Reasoning.Effort = v.Str
-			err = rqCheckEffort(v.Str, "output_config.effort")
+			err = checkEffort(v.Str, "output_config.effort")
 		case "format":
 			if v.Get("type").Str != "json_schema" {
-				err = rqBadRequest("output_config.format.type: unknown %q", v.Get("type").Str)
+				err = badRequest("output_config.format.type: unknown %q", v.Get("type").Str)
 				break
 			}
 			if !v.Get("schema").IsObject() {
-				err = rqBadRequest("output_config.format.schema: want an object")
+				err = badRequest("output_config.format.schema: want an object")
 				break
 			}
 			r.Format = &OutputFormat{Schema: v.Get("schema").Raw}
 		default:
-			err = rqRefuseField(to, "output_config.%s", k.Str)
+			err = refuseField(to, "output_config.%s", k.Str)
 		}
 		return err == nil
 	})
 	return err
 }
 
-func rqAnthMessage(r *Req, m gjson.Result, i int, to protocol.Family) error {
+func anthMessage(r *Req, m gjson.Result, i int, to protocol.Family) error {
 	var role MsgRole
 	switch m.Get("role").Str {
 	case "user":
@@ -257,7 +258,7 @@ func rqAnthMessage(r *Req, m gjson.Result, i int, to protocol.Family) error {
 	case "system":
 		role = RoleSystem
 	default:
-		return rqBadRequest("messages[%d].role: unknown %q", i, m.Get("role").Str)
+		return badRequest("messages[%d].role: unknown %q", i, m.Get("role").Str)
 	}
 	content := m.Get("content")
 	if content.Type == gjson.String {
@@ -271,7 +272,7 @@ func rqAnthMessage(r *Req, m gjson.Result, i int, to protocol.Family) error {
 		return nil
 	}
 	if !content.IsArray() {
-		return rqBadRequest("messages[%d].content: want a string or an array", i)
+		return badRequest("messages[%d].content: want a string or an array", i)
 	}
 	blocks := content.Array()
 	parts := make([]Part, 0, len(blocks))
@@ -279,12 +280,12 @@ func rqAnthMessage(r *Req, m gjson.Result, i int, to protocol.Family) error {
 		path := at{}.in("messages", i).in(".content", j)
 		if role == RoleSystem {
 			if b.Get("type").Str != "text" {
-				return rqBadRequest("%s: a system message holds text blocks", path)
+				return badRequest("%s: a system message holds text blocks", path)
 			}
 			r.addSystem(b.Get("text").Str)
 			continue
 		}
-		p, err := rqAnthBlock(b, path, to, false)
+		p, err := anthBlock(b, path, to, false)
 		if err != nil {
 			return err
 		}
@@ -298,7 +299,7 @@ func rqAnthMessage(r *Req, m gjson.Result, i int, to protocol.Family) error {
 	return nil
 }
 
-// anthBlockMembers are the members rqAnthBlock reads, indexed by the ab
+// anthBlockMembers are the members anthBlock reads, indexed by the ab
 // constants.
 var anthBlockMembers = [...]string{"type", "text", "input", "id", "name", "tool_use_id", "is_error", "content", "thinking", "signature", "data"}
 
@@ -316,27 +317,27 @@ const (
 	abData
 )
 
-// rqAnthBlock decodes one content block; inResult limits it to what a
+// anthBlock decodes one content block; inResult limits it to what a
 // tool_result may hold.
-func rqAnthBlock(b gjson.Result, path at, to protocol.Family, inResult bool) (Part, error) {
+func anthBlock(b gjson.Result, path at, to protocol.Family, inResult bool) (Part, error) {
 	// One walk for the members any block type reads: a Get each walked
 	// from the block's start, across a tool result's whole content to
 	// reach an is_error after it.
 	var m [len(anthBlockMembers)]gjson.Result
-	pick(b, anthBlockMembers[:], m[:])
+	gjwalk.Pick(b, anthBlockMembers[:], m[:])
 	typ := m[abType].Str
-	if inResult && typ != "text" && (typ != "image" && typ != "document" || !rqCapsOf[to].resultMedia) {
-		return Part{}, rqRefuseField(to, "%s (type %q in a tool result)", path, typ)
+	if inResult && typ != "text" && (typ != "image" && typ != "document" || !capsOf[to].resultMedia) {
+		return Part{}, refuseField(to, "%s (type %q in a tool result)", path, typ)
 	}
 	switch typ {
 	case "text":
 		return Part{Kind: PartText, Text: m[abText].Str}, nil
 	case "image", "document":
-		return rqAnthMedia(b, path, typ, to)
+		return anthMedia(b, path, typ, to)
 	case "tool_use":
 		in := m[abInput]
 		if in.Exists() && !in.IsObject() {
-			return Part{}, rqBadRequest("%s.input: want an object", path)
+			return Part{}, badRequest("%s.input: want an object", path)
 		}
 		return Part{Kind: PartToolCall, ID: m[abID].Str, Name: m[abName].Str, Args: in.Raw}, nil
 	case "tool_result":
@@ -346,15 +347,15 @@ func rqAnthBlock(b gjson.Result, path at, to protocol.Family, inResult bool) (Pa
 		case c.Type == gjson.String:
 			p.Content = []Part{{Kind: PartText, Text: c.Str}}
 		case c.IsArray():
-			for k, cb := range elements(c) {
-				cp, err := rqAnthBlock(cb, path.in(".content", k), to, true)
+			for k, cb := range gjwalk.Elements(c) {
+				cp, err := anthBlock(cb, path.in(".content", k), to, true)
 				if err != nil {
 					return Part{}, err
 				}
 				p.Content = append(p.Content, cp)
 			}
 		case c.Exists() && c.Type != gjson.Null:
-			return Part{}, rqBadRequest("%s.content: want a string or an array", path)
+			return Part{}, badRequest("%s.content: want a string or an array", path)
 		}
 		return p, nil
 	case "thinking":
@@ -362,18 +363,18 @@ func rqAnthBlock(b gjson.Result, path at, to protocol.Family, inResult bool) (Pa
 	case "redacted_thinking":
 		return Part{Kind: PartRedacted, Data: m[abData].Str}, nil
 	}
-	return Part{}, rqRefuseField(to, "%s (type %q)", path, typ)
+	return Part{}, refuseField(to, "%s (type %q)", path, typ)
 }
 
-func rqAnthMedia(b gjson.Result, path at, typ string, to protocol.Family) (Part, error) {
+func anthMedia(b gjson.Result, path at, typ string, to protocol.Family) (Part, error) {
 	kind := PartImage
 	if typ == "document" {
 		kind = PartDocument
 		if b.Get("citations.enabled").Bool() {
-			return Part{}, rqRefuseField(to, "%s.citations", path)
+			return Part{}, refuseField(to, "%s.citations", path)
 		}
 		if b.Get("context").Str != "" {
-			return Part{}, rqRefuseField(to, "%s.context", path)
+			return Part{}, refuseField(to, "%s.context", path)
 		}
 	}
 	p := Part{Kind: kind, Name: b.Get("title").Str}
@@ -383,29 +384,29 @@ func rqAnthMedia(b gjson.Result, path at, typ string, to protocol.Family) (Part,
 		p.MIME, p.Data = src.Get("media_type").Str, src.Get("data").Str
 	case "url":
 		p.URL = src.Get("url").Str
-		c := rqCapsOf[to]
+		c := capsOf[to]
 		if (kind == PartImage && !c.imageURL) || (kind == PartDocument && !c.docURL) {
-			return Part{}, rqRefuseField(to, "%s.source (type \"url\")", path)
+			return Part{}, refuseField(to, "%s.source (type \"url\")", path)
 		}
 	case "text":
 		if kind != PartDocument {
-			return Part{}, rqBadRequest("%s.source: text source on an image", path)
+			return Part{}, badRequest("%s.source: text source on an image", path)
 		}
 		p.MIME, p.Text = "text/plain", src.Get("data").Str
 	default:
-		return Part{}, rqRefuseField(to, "%s.source (type %q)", path, st)
+		return Part{}, refuseField(to, "%s.source (type %q)", path, st)
 	}
 	return p, nil
 }
 
-// rqEncodeAnthropic writes a Messages API request.
-func rqEncodeAnthropic(r *Req) ([]byte, error) {
-	w := rqNewJSON(rqEstimateSize(r))
+// encodeAnthropic writes a Messages API request.
+func encodeAnthropic(r *Req) ([]byte, error) {
+	w := newWriter(estimateSize(r))
 	w.obj()
 	w.kstr("model", r.Model)
 	maxTokens := r.MaxTokens
 	if maxTokens == 0 {
-		maxTokens = rqDefaultAnthropicMaxTokens
+		maxTokens = defaultAnthropicMaxTokens
 	}
 	w.kint("max_tokens", maxTokens)
 	if len(r.System) > 0 {
@@ -413,7 +414,7 @@ func rqEncodeAnthropic(r *Req) ([]byte, error) {
 		w.arr()
 		for _, s := range r.System {
 			if s != "" {
-				rqAnthText(w, s)
+				anthText(w, s)
 			}
 		}
 		w.endArr()
@@ -421,7 +422,7 @@ func rqEncodeAnthropic(r *Req) ([]byte, error) {
 	w.key("messages")
 	w.arr()
 	for i := range r.Msgs {
-		rqAnthEncodeMsg(w, &r.Msgs[i])
+		anthEncodeMsg(w, &r.Msgs[i])
 	}
 	w.endArr()
 	if len(r.Tools) > 0 || r.Search {
@@ -436,13 +437,13 @@ func rqEncodeAnthropic(r *Req) ([]byte, error) {
 			w.endObj()
 		}
 		w.endArr()
-		rqAnthEncodeToolChoice(w, r)
+		anthEncodeToolChoice(w, r)
 	}
-	if r.Reasoning.set() && r.Reasoning.Effort != "none" && rqAnthUnsignedLoop(r) {
+	if r.Reasoning.set() && r.Reasoning.Effort != "none" && anthUnsignedLoop(r) {
 		r.note("thinking is off for this request: the tool loop in progress has no thinking signed by Anthropic before its tool call, which Anthropic requires while thinking is on")
 		r.Reasoning = Reasoning{}
 	}
-	thinking, err := rqAnthEncodeReasoning(w, r, maxTokens)
+	thinking, err := anthEncodeReasoning(w, r, maxTokens)
 	if err != nil {
 		return nil, err
 	}
@@ -471,14 +472,14 @@ func rqEncodeAnthropic(r *Req) ([]byte, error) {
 	return w.b, nil
 }
 
-func rqAnthText(w *reqJSON, s string) {
+func anthText(w *writer, s string) {
 	w.obj()
 	w.kstr("type", "text")
 	w.kstr("text", s)
 	w.endObj()
 }
 
-func rqAnthEncodeMsg(w *reqJSON, m *Msg) {
+func anthEncodeMsg(w *writer, m *Msg) {
 	if m.Role == RoleSystem {
 		// No system turns inside messages without a beta header: the
 		// instruction is kept in place as a marked user turn (doc.go).
@@ -487,13 +488,13 @@ func rqAnthEncodeMsg(w *reqJSON, m *Msg) {
 		w.key("content")
 		w.arr()
 		for _, p := range m.Parts {
-			rqAnthText(w, rqSystemTurnText(p.Text))
+			anthText(w, systemTurnText(p.Text))
 		}
 		w.endArr()
 		w.endObj()
 		return
 	}
-	if !rqAnthHasContent(m) {
+	if !anthHasContent(m) {
 		return
 	}
 	w.obj()
@@ -505,24 +506,24 @@ func rqAnthEncodeMsg(w *reqJSON, m *Msg) {
 	w.key("content")
 	w.arr()
 	for i := range m.Parts {
-		rqAnthEncodePart(w, &m.Parts[i])
+		anthEncodePart(w, &m.Parts[i])
 	}
 	w.endArr()
 	w.endObj()
 }
 
-// rqAnthHasContent reports whether a turn keeps a block once empty text and
+// anthHasContent reports whether a turn keeps a block once empty text and
 // unsigned thinking are left out.
-func rqAnthHasContent(m *Msg) bool {
+func anthHasContent(m *Msg) bool {
 	for i := range m.Parts {
-		if rqAnthKeeps(&m.Parts[i]) {
+		if anthKeeps(&m.Parts[i]) {
 			return true
 		}
 	}
 	return false
 }
 
-func rqAnthKeeps(p *Part) bool {
+func anthKeeps(p *Part) bool {
 	switch p.Kind {
 	case PartText:
 		return p.Text != ""
@@ -532,13 +533,13 @@ func rqAnthKeeps(p *Part) bool {
 	return true
 }
 
-// rqSystemTurnText marks an instruction that sits inside the conversation, for
+// systemTurnText marks an instruction that sits inside the conversation, for
 // families whose conversation has no system turns.
-func rqSystemTurnText(s string) string { return "<system>\n" + s + "\n</system>" }
+func systemTurnText(s string) string { return "<system>\n" + s + "\n</system>" }
 
-// rqSystemTurn recognises a marked instruction in a user turn, so the
+// systemTurn recognises a marked instruction in a user turn, so the
 // mapping reverses when such a request comes back through this package.
-func rqSystemTurn(s string) (string, bool) {
+func systemTurn(s string) (string, bool) {
 	inner, ok := strings.CutPrefix(s, "<system>\n")
 	if !ok {
 		return "", false
@@ -546,7 +547,7 @@ func rqSystemTurn(s string) (string, bool) {
 	return strings.CutSuffix(inner, "\n</system>")
 }
 
-// addUser adds a user turn, lifting marked instructions (rqSystemTurn) back
+// addUser adds a user turn, lifting marked instructions (systemTurn) back
 // into system turns.
 func (r *Req) addUser(parts []Part) {
 	start := 0
@@ -554,7 +555,7 @@ func (r *Req) addUser(parts []Part) {
 		if parts[i].Kind != PartText {
 			continue
 		}
-		text, ok := rqSystemTurn(parts[i].Text)
+		text, ok := systemTurn(parts[i].Text)
 		if !ok || len(r.Msgs) == 0 {
 			continue
 		}
@@ -565,26 +566,26 @@ func (r *Req) addUser(parts []Part) {
 	r.addMsg(RoleUser, parts[start:]...)
 }
 
-func rqAnthEncodePart(w *reqJSON, p *Part) {
-	if !rqAnthKeeps(p) {
+func anthEncodePart(w *writer, p *Part) {
+	if !anthKeeps(p) {
 		return
 	}
 	switch p.Kind {
 	case PartText:
-		rqAnthText(w, p.Text)
+		anthText(w, p.Text)
 	case PartImage, PartDocument:
-		rqAnthMediaBlock(w, p)
+		anthMediaBlock(w, p)
 	case PartToolCall:
 		w.obj()
 		w.kstr("type", "tool_use")
-		w.kstr("id", rqAnthToolID(p.ID))
+		w.kstr("id", anthToolID(p.ID))
 		w.kstr("name", p.Name)
 		w.kraw("input", p.callArgs())
 		w.endObj()
 	case PartToolResult:
 		w.obj()
 		w.kstr("type", "tool_result")
-		w.kstr("tool_use_id", rqAnthToolID(p.ID))
+		w.kstr("tool_use_id", anthToolID(p.ID))
 		if len(p.Content) == 1 && p.Content[0].Kind == PartText {
 			w.kstr("content", p.Content[0].Text)
 		} else if len(p.Content) > 0 {
@@ -593,9 +594,9 @@ func rqAnthEncodePart(w *reqJSON, p *Part) {
 			for i := range p.Content {
 				c := &p.Content[i]
 				if c.Kind == PartText {
-					rqAnthText(w, c.Text)
+					anthText(w, c.Text)
 				} else {
-					rqAnthMediaBlock(w, c)
+					anthMediaBlock(w, c)
 				}
 			}
 			w.endArr()
@@ -619,7 +620,7 @@ func rqAnthEncodePart(w *reqJSON, p *Part) {
 	}
 }
 
-func rqAnthMediaBlock(w *reqJSON, p *Part) {
+func anthMediaBlock(w *writer, p *Part) {
 	w.obj()
 	if p.Kind == PartImage {
 		w.kstr("type", "image")
@@ -648,14 +649,14 @@ func rqAnthMediaBlock(w *reqJSON, p *Part) {
 	w.endObj()
 }
 
-// rqAnthToolID makes a tool call id acceptable to Anthropic (^[a-zA-Z0-9_-]+$).
+// anthToolID makes a tool call id acceptable to Anthropic (^[a-zA-Z0-9_-]+$).
 // The mapping is a pure function, so a call and its result stay paired.
-func rqAnthToolID(id string) string {
+func anthToolID(id string) string {
 	for i := 0; i < len(id); i++ {
-		if !rqIdChar(id[i]) {
+		if !idChar(id[i]) {
 			b := []byte(id)
 			for j := i; j < len(b); j++ {
-				if !rqIdChar(b[j]) {
+				if !idChar(b[j]) {
 					b[j] = '_'
 				}
 			}
@@ -668,11 +669,11 @@ func rqAnthToolID(id string) string {
 	return id
 }
 
-func rqIdChar(c byte) bool {
+func idChar(c byte) bool {
 	return c == '_' || c == '-' || (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')
 }
 
-func rqAnthEncodeToolChoice(w *reqJSON, r *Req) {
+func anthEncodeToolChoice(w *writer, r *Req) {
 	mode := r.ToolChoice.Mode
 	if mode == ChoiceUnset && r.Parallel != TriFalse {
 		return
@@ -697,16 +698,16 @@ func rqAnthEncodeToolChoice(w *reqJSON, r *Req) {
 	w.endObj()
 }
 
-// rqAnthEffort maps an effort level onto Anthropic's output_config.effort.
-var rqAnthEffort = map[string]string{"minimal": "low", "low": "low", "medium": "medium", "high": "high", "xhigh": "xhigh", "max": "max"}
+// anthEffort maps an effort level onto Anthropic's output_config.effort.
+var anthEffort = map[string]string{"minimal": "low", "low": "low", "medium": "medium", "high": "high", "xhigh": "xhigh", "max": "max"}
 
-// rqAnthEncodeReasoning writes thinking and output_config and reports
+// anthEncodeReasoning writes thinking and output_config and reports
 // whether thinking is on. A budget becomes budget_tokens when it fits
 // Anthropic's bounds (1024 <= budget < max_tokens), else the effort level of
 // the budget table with adaptive thinking.
-func rqAnthEncodeReasoning(w *reqJSON, r *Req, maxTokens int64) (bool, error) {
+func anthEncodeReasoning(w *writer, r *Req, maxTokens int64) (bool, error) {
 	rs := r.Reasoning
-	effort := rqAnthEffort[rs.Effort]
+	effort := anthEffort[rs.Effort]
 	on := true
 	switch {
 	case rs.Effort == "none":
@@ -721,7 +722,7 @@ func rqAnthEncodeReasoning(w *reqJSON, r *Req, maxTokens int64) (bool, error) {
 		w.endObj()
 	case rs.set():
 		if effort == "" && rs.Budget > 0 {
-			effort = rqAnthEffort[rqBudgetEffort(rs.Budget)]
+			effort = anthEffort[budgetEffort(rs.Budget)]
 		}
 		w.key("thinking")
 		w.obj()
@@ -755,8 +756,8 @@ func rqAnthEncodeReasoning(w *reqJSON, r *Req, maxTokens int64) (bool, error) {
 	return on, nil
 }
 
-// rqEstimateSize guesses the encoded size to allocate the buffer once.
-func rqEstimateSize(r *Req) int {
+// estimateSize guesses the encoded size to allocate the buffer once.
+func estimateSize(r *Req) int {
 	n := 256
 	for _, s := range r.System {
 		n += len(s) + 32

@@ -1,4 +1,4 @@
-package convert
+package request
 
 import "github.com/tidwall/gjson"
 
@@ -9,7 +9,7 @@ import "github.com/tidwall/gjson"
 type toolShape struct {
 	params      string // the schema's key
 	emptyParams string // written when the tool has no schema; "" leaves the key out
-	gemini      bool   // the schema is rewritten for Gemini (rqSchemaToGemini)
+	gemini      bool   // the schema is rewritten for Gemini (schemaToGemini)
 	strict      strictRule
 }
 
@@ -33,7 +33,7 @@ var (
 // functionTool writes the members of function tool t (name, description,
 // schema, strict) into the open object. A custom (freeform) tool is
 // written in its function shape (ToolDef.functionShape).
-func (w *reqJSON) functionTool(t *ToolDef, s *toolShape) {
+func (w *writer) functionTool(t *ToolDef, s *toolShape) {
 	desc, params := t.Desc, t.Params
 	if t.Custom {
 		desc, params = t.functionShape()
@@ -48,7 +48,7 @@ func (w *reqJSON) functionTool(t *ToolDef, s *toolShape) {
 	case params == "":
 	case s.gemini:
 		w.key(s.params)
-		rqAppendSchema(w, gjson.Parse(params), rqSchemaToGemini, 0)
+		appendSchema(w, gjson.Parse(params), schemaToGemini, 0)
 	default:
 		w.kraw(s.params, params)
 	}

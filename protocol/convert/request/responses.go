@@ -1,4 +1,4 @@
-package convert
+package request
 
 import (
 	"fmt"
@@ -6,19 +6,20 @@ import (
 	"strings"
 
 	"github.com/ccload/ccload/protocol"
+	"github.com/ccload/ccload/protocol/convert/internal/gjwalk"
 	"github.com/ccload/ccload/protocol/jsonwalk"
 
 	"github.com/tidwall/gjson"
 )
 
-// rqDecodeResponses reads a Responses API request, including Codex's shapes
+// decodeResponses reads a Responses API request, including Codex's shapes
 // (additional_tools items, custom tool calls, reasoning items).
-func rqDecodeResponses(r *Req, body []byte, to protocol.Family) error {
-	root := parseBody(body)
-	c := rqCapsOf[to]
+func decodeResponses(r *Req, body []byte, to protocol.Family) error {
+	root := gjwalk.Parse(body)
+	c := capsOf[to]
 	var err error
 	var input gjson.Result
-	forEach(root, func(k, v gjson.Result) bool {
+	gjwalk.ForEach(root, func(k, v gjson.Result) bool {
 		switch k.Str {
 		case "model", "stream", "stream_options":
 			// the engine owns model and stream
@@ -34,45 +35,45 @@ func rqDecodeResponses(r *Req, body []byte, to protocol.Family) error {
 				}
 			case gjson.Null:
 			default:
-				err = rqBadRequest("instructions: want a string")
+				err = badRequest("instructions: want a string")
 			}
 		case "max_output_tokens":
-			r.MaxTokens, err = reqInt(v, "max_output_tokens")
+			r.MaxTokens, err = integer(v, "max_output_tokens")
 		case "temperature":
-			r.Temperature, err = reqNumber(v, "temperature")
+			r.Temperature, err = number(v, "temperature")
 		case "top_p":
-			r.TopP, err = reqNumber(v, "top_p")
+			r.TopP, err = number(v, "top_p")
 		case "tools":
 			if !v.IsArray() {
-				err = rqBadRequest("tools: want an array")
+				err = badRequest("tools: want an array")
 				break
 			}
-			err = rqRespTools(r, v, "tools", to)
+			err = respTools(r, v, "tools", to)
 		case "tool_choice":
-			err = rqRespToolChoice(r, v, to)
+			err = respToolChoice(r, v, to)
 		case "parallel_tool_calls":
 			if v.Type == gjson.False && !c.noParallel {
 				// A preference: the client handles several calls anyway.
 				r.note("parallel_tool_calls: false dropped: %s upstreams cannot forbid parallel calls", to)
 			} else if v.Type == gjson.True || v.Type == gjson.False {
-				r.Parallel = rqTriOf(v.Bool())
+				r.Parallel = triOf(v.Bool())
 			}
 		case "reasoning":
-			err = rqRespReasoning(r, v, to)
+			err = respReasoning(r, v, to)
 		case "text":
-			err = rqRespText(r, v, to)
+			err = respText(r, v, to)
 		case "store", "include", "prompt_cache_key", "prompt_cache_retention", "client_metadata", "metadata", "user", "safety_identifier", "service_tier", "truncation":
 			// hints: see doc.go
 		case "background", "max_tool_calls", "top_logprobs":
-			if !reqZero(v) {
-				err = rqRefuseField(to, "%s", k.Str)
+			if !isZero(v) {
+				err = refuseField(to, "%s", k.Str)
 			}
 		case "previous_response_id", "conversation", "prompt", "context_management":
 			if v.Type != gjson.Null && !(v.IsArray() && len(v.Array()) == 0) {
-				err = rqRefuseField(to, "%s (state kept by the upstream)", k.Str)
+				err = refuseField(to, "%s (state kept by the upstream)", k.Str)
 			}
 		default:
-			err = rqRefuseField(to, "field %q", k.Str)
+			err = refuseField(to, "field %q", k.Str)
 		}
 		return err == nil
 	})
@@ -83,58 +84,58 @@ func rqDecodeResponses(r *Req, body []byte, to protocol.Family) error {
 	case input.Type == gjson.String:
 		r.addMsg(RoleUser, Part{Kind: PartText, Text: input.Str})
 	case input.IsArray():
-		for i, it := range elements(input) {
-			if err := rqRespItem(r, it, i, to); err != nil {
+		for i, it := range gjwalk.Elements(input) {
+			if err := respItem(r, it, i, to); err != nil {
 				return err
 			}
 		}
 	default:
-		return rqBadRequest("input: want a string or an array")
+		return badRequest("input: want a string or an array")
 	}
 	return nil
 }
 
-// rqRespTools reads tools (of the tools field or of an additional_tools
+// respTools reads tools (of the tools field or of an additional_tools
 // item). Namespaced tools become functions named FlatToolName(namespace,
 // name); hosted tools go through hostedSearch or are left out with a note
 // (they run on OpenAI's side: no other upstream can run them, and the
 // client sees the answer without them).
-func rqRespTools(r *Req, v gjson.Result, path string, to protocol.Family) error {
-	return rqRespToolList(r, v, path, "", "", to)
+func respTools(r *Req, v gjson.Result, path string, to protocol.Family) error {
+	return respToolList(r, v, path, "", "", to)
 }
 
-func rqRespToolList(r *Req, v gjson.Result, path, ns, nsDesc string, to protocol.Family) error {
-	for i, t := range elements(v) {
+func respToolList(r *Req, v gjson.Result, path, ns, nsDesc string, to protocol.Family) error {
+	for i, t := range gjwalk.Elements(v) {
 		switch typ := t.Get("type").Str; typ {
 		case "namespace":
 			p := fmt.Sprintf("%s[%d]", path, i)
 			if ns != "" {
-				return rqBadRequest("%s: a namespace inside namespace %q", p, ns)
+				return badRequest("%s: a namespace inside namespace %q", p, ns)
 			}
 			name := t.Get("name").Str
 			if name == "" {
-				return rqBadRequest("%s.name: missing", p)
+				return badRequest("%s.name: missing", p)
 			}
-			if err := rqRespToolList(r, t.Get("tools"), p+".tools", name, t.Get("description").Str, to); err != nil {
+			if err := respToolList(r, t.Get("tools"), p+".tools", name, t.Get("description").Str, to); err != nil {
 				return err
 			}
 		case "function":
 			var m [4]gjson.Result
-			pick(t, []string{"name", "description", "parameters", "strict"}, m[:])
+			gjwalk.Pick(t, []string{"name", "description", "parameters", "strict"}, m[:])
 			d := ToolDef{Name: m[0].Str, Desc: m[1].Str}
 			if p := m[2]; p.Exists() && p.Type != gjson.Null {
 				d.Params = p.Raw
 			}
 			if s := m[3]; s.Type == gjson.True || s.Type == gjson.False {
-				d.Strict = rqTriOf(s.Bool())
+				d.Strict = triOf(s.Bool())
 			}
-			r.Tools = append(r.Tools, rqNamespaced(d, ns, nsDesc))
+			r.Tools = append(r.Tools, namespaced(d, ns, nsDesc))
 		case "custom":
 			d := ToolDef{Name: t.Get("name").Str, Desc: t.Get("description").Str, Custom: true}
 			if f := t.Get("format"); f.IsObject() {
 				d.Format = f.Raw
 			}
-			r.Tools = append(r.Tools, rqNamespaced(d, ns, nsDesc))
+			r.Tools = append(r.Tools, namespaced(d, ns, nsDesc))
 		case "web_search", "web_search_preview", "web_search_2025_08_26", "web_search_preview_2025_03_11":
 			r.hostedSearch(to, fmt.Sprintf("%s[%d] (type %q)", path, i, typ))
 		default:
@@ -144,10 +145,10 @@ func rqRespToolList(r *Req, v gjson.Result, path, ns, nsDesc string, to protocol
 	return nil
 }
 
-// rqNamespaced gives a tool of namespace ns its flattened name; the
+// namespaced gives a tool of namespace ns its flattened name; the
 // namespace's description, which the model would have seen once, goes in
 // front of the tool's own.
-func rqNamespaced(d ToolDef, ns, nsDesc string) ToolDef {
+func namespaced(d ToolDef, ns, nsDesc string) ToolDef {
 	if ns == "" {
 		return d
 	}
@@ -162,7 +163,7 @@ func rqNamespaced(d ToolDef, ns, nsDesc string) ToolDef {
 	return d
 }
 
-func rqRespToolChoice(r *Req, v gjson.Result, to protocol.Family) error {
+func respToolChoice(r *Req, v gjson.Result, to protocol.Family) error {
 	if v.Type == gjson.String {
 		switch v.Str {
 		case "auto":
@@ -172,7 +173,7 @@ func rqRespToolChoice(r *Req, v gjson.Result, to protocol.Family) error {
 		case "required":
 			r.ToolChoice.Mode = ChoiceRequired
 		default:
-			return rqBadRequest("tool_choice: unknown %q", v.Str)
+			return badRequest("tool_choice: unknown %q", v.Str)
 		}
 		return nil
 	}
@@ -184,23 +185,23 @@ func rqRespToolChoice(r *Req, v gjson.Result, to protocol.Family) error {
 		}
 		r.ToolChoice = ToolChoice{Mode: ChoiceTool, Name: name}
 	case "allowed_tools", "mcp":
-		return rqRefuseField(to, "tool_choice (type %q)", typ)
+		return refuseField(to, "tool_choice (type %q)", typ)
 	default:
-		// A hosted tool: it is left out (rqRespTools), so the choice falls
+		// A hosted tool: it is left out (respTools), so the choice falls
 		// back to the target's default.
 		r.note("tool_choice (type %q) dropped with the hosted tool", typ)
 	}
 	return nil
 }
 
-func rqRespReasoning(r *Req, v gjson.Result, to protocol.Family) error {
+func respReasoning(r *Req, v gjson.Result, to protocol.Family) error {
 	var err error
-	forEach(v, func(k, f gjson.Result) bool {
+	gjwalk.ForEach(v, func(k, f gjson.Result) bool {
 		switch k.Str {
 		case "effort":
 			if f.Type != gjson.Null {
 				r.Reasoning.Effort = f.Str
-				err = rqCheckEffort(f.Str, "reasoning.effort")
+				err = checkEffort(f.Str, "reasoning.effort")
 			}
 		case "summary", "generate_summary":
 			if f.Type == gjson.String && f.Str != "none" {
@@ -210,7 +211,7 @@ func rqRespReasoning(r *Req, v gjson.Result, to protocol.Family) error {
 			// which turns' reasoning to keep: a hint (doc.go)
 		default:
 			if f.Type != gjson.Null {
-				err = rqRefuseField(to, "reasoning.%s", k.Str)
+				err = refuseField(to, "reasoning.%s", k.Str)
 			}
 		}
 		return err == nil
@@ -218,9 +219,9 @@ func rqRespReasoning(r *Req, v gjson.Result, to protocol.Family) error {
 	return err
 }
 
-func rqRespText(r *Req, v gjson.Result, to protocol.Family) error {
+func respText(r *Req, v gjson.Result, to protocol.Family) error {
 	var err error
-	forEach(v, func(k, f gjson.Result) bool {
+	gjwalk.ForEach(v, func(k, f gjson.Result) bool {
 		switch k.Str {
 		case "verbosity":
 			r.Verbosity = f.Str
@@ -228,38 +229,38 @@ func rqRespText(r *Req, v gjson.Result, to protocol.Family) error {
 				r.note("text.verbosity dropped: %s upstreams have no such setting", to)
 			}
 		case "format":
-			err = rqRespTextFormat(r, f, to)
+			err = respTextFormat(r, f, to)
 		default:
-			err = rqRefuseField(to, "text.%s", k.Str)
+			err = refuseField(to, "text.%s", k.Str)
 		}
 		return err == nil
 	})
 	return err
 }
 
-func rqRespTextFormat(r *Req, f gjson.Result, to protocol.Family) error {
+func respTextFormat(r *Req, f gjson.Result, to protocol.Family) error {
 	switch typ := f.Get("type").Str; typ {
 	case "", "text":
 	case "json_object":
-		if !rqCapsOf[to].jsonObject {
-			return rqRefuseField(to, "text.format (type \"json_object\", JSON without a schema)")
+		if !capsOf[to].jsonObject {
+			return refuseField(to, "text.format (type \"json_object\", JSON without a schema)")
 		}
 		r.Format = &OutputFormat{}
 	case "json_schema":
 		if !f.Get("schema").IsObject() {
-			return rqBadRequest("text.format.schema: want an object")
+			return badRequest("text.format.schema: want an object")
 		}
 		r.Format = &OutputFormat{Schema: f.Get("schema").Raw, Name: f.Get("name").Str, Desc: f.Get("description").Str}
 		if s := f.Get("strict"); s.Type == gjson.True || s.Type == gjson.False {
-			r.Format.Strict = rqTriOf(s.Bool())
+			r.Format.Strict = triOf(s.Bool())
 		}
 	default:
-		return rqBadRequest("text.format.type: unknown %q", typ)
+		return badRequest("text.format.type: unknown %q", typ)
 	}
 	return nil
 }
 
-// respItemMembers are the members of an input item rqRespItem reads, in
+// respItemMembers are the members of an input item respItem reads, in
 // one walk (a Get each walked the item from its start, past a call's
 // arguments or an output to reach what follows), indexed by the ri
 // constants.
@@ -281,9 +282,9 @@ const (
 	riTools
 )
 
-func rqRespItem(r *Req, it gjson.Result, i int, to protocol.Family) error {
+func respItem(r *Req, it gjson.Result, i int, to protocol.Family) error {
 	var m [len(respItemMembers)]gjson.Result
-	pick(it, respItemMembers[:], m[:])
+	gjwalk.Pick(it, respItemMembers[:], m[:])
 	typ := m[riType].Str
 	if typ == "" && m[riRole].Exists() {
 		typ = "message"
@@ -291,7 +292,7 @@ func rqRespItem(r *Req, it gjson.Result, i int, to protocol.Family) error {
 	path := at{}.in("input", i)
 	switch typ {
 	case "message":
-		return rqRespMessage(r, m[riContent], m[riRole].Str, path, to)
+		return respMessage(r, m[riContent], m[riRole].Str, path, to)
 	case "function_call", "custom_tool_call":
 		p := Part{Kind: PartToolCall, ID: m[riCallID].Str, Name: m[riName].Str}
 		if ns := m[riNamespace].Str; ns != "" {
@@ -305,7 +306,7 @@ func rqRespItem(r *Req, it gjson.Result, i int, to protocol.Family) error {
 				args = "{}"
 			}
 			if !jsonwalk.Valid(args) || !gjson.Parse(args).IsObject() {
-				return rqRefuseField(to, "%s.arguments (not a JSON object)", path)
+				return refuseField(to, "%s.arguments (not a JSON object)", path)
 			}
 			p.Args = args
 		}
@@ -317,23 +318,23 @@ func rqRespItem(r *Req, it gjson.Result, i int, to protocol.Family) error {
 		if out.Type == gjson.String {
 			p.Content = []Part{{Kind: PartText, Text: out.Str}}
 		} else if out.IsArray() {
-			parts, err := rqRespParts(out, path.in(".output", -1), to, true)
+			parts, err := respParts(out, path.in(".output", -1), to, true)
 			if err != nil {
 				return err
 			}
 			p.Content = parts
 		} else {
-			return rqBadRequest("%s.output: want a string or an array", path)
+			return badRequest("%s.output: want a string or an array", path)
 		}
 		r.addMsg(RoleUser, p)
 		return nil
 	case "reasoning":
 		var texts []string
-		for _, s := range elements(m[riSummary]) {
+		for _, s := range gjwalk.Elements(m[riSummary]) {
 			texts = append(texts, s.Get("text").Str)
 		}
 		if len(texts) == 0 {
-			for _, s := range elements(m[riContent]) {
+			for _, s := range gjwalk.Elements(m[riContent]) {
 				texts = append(texts, s.Get("text").Str)
 			}
 		}
@@ -347,28 +348,28 @@ func rqRespItem(r *Req, it gjson.Result, i int, to protocol.Family) error {
 	case "additional_tools":
 		// Codex "code mode" offers its tools in an input item rather than in
 		// the tools field; they are tools like any other.
-		return rqRespTools(r, m[riTools], path.String()+".tools", to)
+		return respTools(r, m[riTools], path.String()+".tools", to)
 	}
-	return rqRefuseField(to, "%s (type %q)", path, typ)
+	return refuseField(to, "%s (type %q)", path, typ)
 }
 
-func rqRespMessage(r *Req, content gjson.Result, role string, path at, to protocol.Family) error {
+func respMessage(r *Req, content gjson.Result, role string, path at, to protocol.Family) error {
 	var parts []Part
 	if content.Type == gjson.String {
 		parts = []Part{{Kind: PartText, Text: content.Str}}
 	} else if content.IsArray() {
 		var err error
-		if parts, err = rqRespParts(content, path.in(".content", -1), to, false); err != nil {
+		if parts, err = respParts(content, path.in(".content", -1), to, false); err != nil {
 			return err
 		}
 	} else {
-		return rqBadRequest("%s.content: want a string or an array", path)
+		return badRequest("%s.content: want a string or an array", path)
 	}
 	switch role {
 	case "system", "developer":
 		for _, p := range parts {
 			if p.Kind != PartText {
-				return rqBadRequest("%s: a %s message holds text", path, role)
+				return badRequest("%s: a %s message holds text", path, role)
 			}
 			r.addSystem(p.Text)
 		}
@@ -377,20 +378,20 @@ func rqRespMessage(r *Req, content gjson.Result, role string, path at, to protoc
 	case "assistant":
 		r.addMsg(RoleAssistant, parts...)
 	default:
-		return rqBadRequest("%s.role: unknown %q", path, role)
+		return badRequest("%s.role: unknown %q", path, role)
 	}
 	return nil
 }
 
-// rqRespParts reads message content parts or a tool output array.
-func rqRespParts(c gjson.Result, path at, to protocol.Family, inResult bool) ([]Part, error) {
-	caps := rqCapsOf[to]
+// respParts reads message content parts or a tool output array.
+func respParts(c gjson.Result, path at, to protocol.Family, inResult bool) ([]Part, error) {
+	caps := capsOf[to]
 	var parts []Part
-	for j, p := range elements(c) {
+	for j, p := range gjwalk.Elements(c) {
 		pp := path.in("", j)
 		typ := p.Get("type").Str
 		if inResult && (typ == "input_image" || typ == "input_file") && !caps.resultMedia {
-			return nil, rqRefuseField(to, "%s (type %q in a tool output)", pp, typ)
+			return nil, refuseField(to, "%s (type %q in a tool output)", pp, typ)
 		}
 		switch typ {
 		case "input_text", "output_text", "text":
@@ -399,45 +400,45 @@ func rqRespParts(c gjson.Result, path at, to protocol.Family, inResult bool) ([]
 			parts = append(parts, Part{Kind: PartText, Text: p.Get("refusal").Str})
 		case "input_image":
 			if p.Get("file_id").Str != "" {
-				return nil, rqRefuseField(to, "%s.file_id", pp)
+				return nil, refuseField(to, "%s.file_id", pp)
 			}
 			u := p.Get("image_url").Str
-			if mime, data, ok := reqParseDataURL(u); ok {
+			if mime, data, ok := parseDataURL(u); ok {
 				parts = append(parts, Part{Kind: PartImage, MIME: mime, Data: data})
 				break
 			}
 			if !caps.imageURL {
-				return nil, rqRefuseField(to, "%s.image_url (an image URL; only inline data)", pp)
+				return nil, refuseField(to, "%s.image_url (an image URL; only inline data)", pp)
 			}
 			parts = append(parts, Part{Kind: PartImage, URL: u})
 		case "input_file":
 			if p.Get("file_id").Str != "" {
-				return nil, rqRefuseField(to, "%s.file_id", pp)
+				return nil, refuseField(to, "%s.file_id", pp)
 			}
 			if u := p.Get("file_url").Str; u != "" {
 				if !caps.docURL {
-					return nil, rqRefuseField(to, "%s.file_url", pp)
+					return nil, refuseField(to, "%s.file_url", pp)
 				}
 				parts = append(parts, Part{Kind: PartDocument, URL: u, Name: p.Get("filename").Str})
 				break
 			}
-			mime, data, ok := reqParseDataURL(p.Get("file_data").Str)
+			mime, data, ok := parseDataURL(p.Get("file_data").Str)
 			if !ok {
-				return nil, rqBadRequest("%s.file_data: want a base64 data URL", pp)
+				return nil, badRequest("%s.file_data: want a base64 data URL", pp)
 			}
 			parts = append(parts, Part{Kind: PartDocument, MIME: mime, Data: data, Name: p.Get("filename").Str})
 		default:
-			return nil, rqRefuseField(to, "%s (type %q)", pp, typ)
+			return nil, refuseField(to, "%s (type %q)", pp, typ)
 		}
 	}
 	return parts, nil
 }
 
-// rqEncodeResponses writes a Responses API request. It is stateless: store is
+// encodeResponses writes a Responses API request. It is stateless: store is
 // false and, when reasoning is on, encrypted reasoning is requested so the
 // next turn can carry it back (doc.go).
-func rqEncodeResponses(r *Req) ([]byte, error) {
-	w := rqNewJSON(rqEstimateSize(r))
+func encodeResponses(r *Req) ([]byte, error) {
+	w := newWriter(estimateSize(r))
 	w.obj()
 	w.kstr("model", r.Model)
 	// The first instruction is instructions, the others developer
@@ -448,7 +449,7 @@ func rqEncodeResponses(r *Req) ([]byte, error) {
 	w.key("input")
 	w.arr()
 	for _, s := range r.System[min(1, len(r.System)):] {
-		rqRespMsgItem(w, "developer", []Part{{Kind: PartText, Text: s}})
+		respMsgItem(w, "developer", []Part{{Kind: PartText, Text: s}})
 	}
 	custom := make(map[string]bool)
 	reasoningN := 0
@@ -456,11 +457,11 @@ func rqEncodeResponses(r *Req) ([]byte, error) {
 		m := &r.Msgs[i]
 		switch m.Role {
 		case RoleSystem:
-			rqRespMsgItem(w, "developer", m.Parts)
+			respMsgItem(w, "developer", m.Parts)
 		case RoleAssistant:
-			rqRespAssistant(w, m, custom, &reasoningN)
+			respAssistant(w, m, custom, &reasoningN)
 		default:
-			rqRespUser(w, m, custom)
+			respUser(w, m, custom)
 		}
 	}
 	w.endArr()
@@ -545,7 +546,7 @@ func rqEncodeResponses(r *Req) ([]byte, error) {
 				w.kstr("type", "json_object")
 			} else {
 				w.kstr("type", "json_schema")
-				w.kstr("name", rqFormatName(f))
+				w.kstr("name", formatName(f))
 				if f.Desc != "" {
 					w.kstr("description", f.Desc)
 				}
@@ -575,20 +576,20 @@ func rqEncodeResponses(r *Req) ([]byte, error) {
 	return w.b, nil
 }
 
-func rqRespMsgItem(w *reqJSON, role string, parts []Part) {
+func respMsgItem(w *writer, role string, parts []Part) {
 	w.obj()
 	w.kstr("type", "message")
 	w.kstr("role", role)
 	w.key("content")
 	w.arr()
 	for i := range parts {
-		rqRespPart(w, &parts[i], role == "assistant")
+		respPart(w, &parts[i], role == "assistant")
 	}
 	w.endArr()
 	w.endObj()
 }
 
-func rqRespPart(w *reqJSON, p *Part, assistant bool) {
+func respPart(w *writer, p *Part, assistant bool) {
 	w.obj()
 	switch p.Kind {
 	case PartText:
@@ -603,7 +604,7 @@ func rqRespPart(w *reqJSON, p *Part, assistant bool) {
 		if p.URL != "" {
 			w.kstr("image_url", p.URL)
 		} else {
-			w.kstr("image_url", reqDataURL(p.MIME, p.Data))
+			w.kstr("image_url", dataURL(p.MIME, p.Data))
 		}
 	case PartDocument:
 		switch {
@@ -615,17 +616,17 @@ func rqRespPart(w *reqJSON, p *Part, assistant bool) {
 			}
 		case p.Data == "":
 			w.kstr("type", "input_text")
-			w.kstr("text", rqDocumentText(p))
+			w.kstr("text", documentText(p))
 		default:
 			w.kstr("type", "input_file")
-			w.kstr("filename", rqDocumentName(p))
-			w.kstr("file_data", reqDataURL(p.MIME, p.Data))
+			w.kstr("filename", documentName(p))
+			w.kstr("file_data", dataURL(p.MIME, p.Data))
 		}
 	}
 	w.endObj()
 }
 
-func rqRespUser(w *reqJSON, m *Msg, custom map[string]bool) {
+func respUser(w *writer, m *Msg, custom map[string]bool) {
 	start := -1
 	for i := range m.Parts {
 		p := &m.Parts[i]
@@ -636,7 +637,7 @@ func rqRespUser(w *reqJSON, m *Msg, custom map[string]bool) {
 			continue
 		}
 		if start >= 0 {
-			rqRespMsgItem(w, "user", m.Parts[start:i])
+			respMsgItem(w, "user", m.Parts[start:i])
 			start = -1
 		}
 		w.obj()
@@ -646,8 +647,8 @@ func rqRespUser(w *reqJSON, m *Msg, custom map[string]bool) {
 			w.kstr("type", "function_call_output")
 		}
 		w.kstr("call_id", p.ID)
-		if rqResultTextOnly(p) {
-			w.kstr("output", rqResultText(p))
+		if resultTextOnly(p) {
+			w.kstr("output", resultText(p))
 		} else {
 			w.key("output")
 			w.arr()
@@ -658,18 +659,18 @@ func rqRespUser(w *reqJSON, m *Msg, custom map[string]bool) {
 				w.endObj()
 			}
 			for j := range p.Content {
-				rqRespPart(w, &p.Content[j], false)
+				respPart(w, &p.Content[j], false)
 			}
 			w.endArr()
 		}
 		w.endObj()
 	}
 	if start >= 0 {
-		rqRespMsgItem(w, "user", m.Parts[start:])
+		respMsgItem(w, "user", m.Parts[start:])
 	}
 }
 
-func rqResultTextOnly(p *Part) bool {
+func resultTextOnly(p *Part) bool {
 	for i := range p.Content {
 		if p.Content[i].Kind != PartText {
 			return false
@@ -678,11 +679,11 @@ func rqResultTextOnly(p *Part) bool {
 	return true
 }
 
-func rqRespAssistant(w *reqJSON, m *Msg, custom map[string]bool, reasoningN *int) {
+func respAssistant(w *writer, m *Msg, custom map[string]bool, reasoningN *int) {
 	start := -1
 	flush := func(end int) {
 		if start >= 0 {
-			rqRespMsgItem(w, "assistant", m.Parts[start:end])
+			respMsgItem(w, "assistant", m.Parts[start:end])
 			start = -1
 		}
 	}
