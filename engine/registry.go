@@ -190,13 +190,15 @@ type wrrWeights struct {
 	cur map[string]int // channel name -> current weight
 }
 
+func newWRRWeights() *wrrWeights { return &wrrWeights{cur: map[string]int{}} }
+
 // smoothWRR picks one member of a candidate set by smooth weighted
 // round-robin (the nginx algorithm: every member gains its weight, the
 // largest current weight wins and loses the total). The sequence for
 // weights 5,1,1 is a a b a c a a, spreading picks instead of bursting.
 // It returns the index of the winner in names.
 func (r *registry) smoothWRR(set channelSet, names []string, weights []int) int {
-	w := r.wrr.get(set, func() *wrrWeights { return &wrrWeights{cur: make(map[string]int, len(names))} })
+	w := r.wrr.get(set, newWRRWeights)
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	cur := w.cur
