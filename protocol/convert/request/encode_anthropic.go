@@ -16,6 +16,28 @@ func encodeAnthropic(r *Req) ([]byte, error) {
 		maxTokens = defaultAnthropicMaxTokens
 	}
 	w.kint("max_tokens", maxTokens)
+	anthEncodeConversation(w, r)
+	w.offerTools(r, &anthropicTool)
+	if r.Reasoning.set() && r.Reasoning.Effort != "none" && anthUnsignedLoop(r) {
+		r.note("thinking is off for this request: the tool loop in progress has no thinking signed by Anthropic before its tool call, which Anthropic requires while thinking is on")
+		r.Reasoning = Reasoning{}
+	}
+	thinking, err := anthEncodeReasoning(w, r, maxTokens)
+	if err != nil {
+		return nil, err
+	}
+	anthEncodeSampling(w, r, thinking)
+	w.kstrs("stop_sequences", r.Stop)
+	if r.Stream {
+		w.kbool("stream", true)
+	}
+	w.endObj()
+	return w.b, nil
+}
+
+// anthEncodeConversation writes system (the system prompt as text blocks)
+// and messages.
+func anthEncodeConversation(w *writer, r *Req) {
 	if len(r.System) > 0 {
 		w.key("system")
 		w.arr()
@@ -32,51 +54,19 @@ func encodeAnthropic(r *Req) ([]byte, error) {
 		anthEncodeMsg(w, &r.Msgs[i])
 	}
 	w.endArr()
-	if len(r.Tools) > 0 || r.Search {
-		w.key("tools")
-		w.arr()
-		if r.Search {
-			w.raw(`{"type":"web_search_20250305","name":"web_search"}`)
-		}
-		for i := range r.Tools {
-			w.obj()
-			w.functionTool(&r.Tools[i], &anthropicTool)
-			w.endObj()
-		}
-		w.endArr()
-		anthEncodeToolChoice(w, r)
-	}
-	if r.Reasoning.set() && r.Reasoning.Effort != "none" && anthUnsignedLoop(r) {
-		r.note("thinking is off for this request: the tool loop in progress has no thinking signed by Anthropic before its tool call, which Anthropic requires while thinking is on")
-		r.Reasoning = Reasoning{}
-	}
-	thinking, err := anthEncodeReasoning(w, r, maxTokens)
-	if err != nil {
-		return nil, err
-	}
+}
+
+// anthEncodeSampling writes the sampling knobs Anthropic takes: all of
+// them with thinking off; with thinking on, which fixes temperature (1)
+// and top_k, only a top_p of at least 0.95 is accepted (doc.go).
+func anthEncodeSampling(w *writer, r *Req, thinking bool) {
 	if !thinking {
 		w.kopt("temperature", r.Temperature)
 		w.kopt("top_p", r.TopP)
 		w.kopt("top_k", r.TopK)
 	} else if p := gjson.Parse(r.TopP); r.TopP != "" && p.Float() >= 0.95 {
-		// Thinking fixes temperature (1) and top_k on Anthropic; only a
-		// top_p of at least 0.95 is accepted (doc.go).
 		w.kraw("top_p", r.TopP)
 	}
-	if len(r.Stop) > 0 {
-		w.key("stop_sequences")
-		w.arr()
-		for _, s := range r.Stop {
-			w.str(s)
-		}
-		w.endArr()
-	}
-	if r.Stream {
-		w.key("stream")
-		w.bool(true)
-	}
-	w.endObj()
-	return w.b, nil
 }
 
 func anthText(w *writer, s string) {
@@ -245,31 +235,6 @@ func anthToolID(id string) string {
 
 func idChar(c byte) bool {
 	return c == '_' || c == '-' || (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')
-}
-
-func anthEncodeToolChoice(w *writer, r *Req) {
-	mode := r.ToolChoice.Mode
-	if mode == ChoiceUnset && r.Parallel != TriFalse {
-		return
-	}
-	w.key("tool_choice")
-	w.obj()
-	switch mode {
-	case ChoiceNone:
-		w.kstr("type", "none")
-	case ChoiceRequired:
-		w.kstr("type", "any")
-	case ChoiceTool:
-		w.kstr("type", "tool")
-		w.kstr("name", r.ToolChoice.Name)
-	default:
-		w.kstr("type", "auto")
-	}
-	if r.Parallel == TriFalse && mode != ChoiceNone {
-		w.key("disable_parallel_tool_use")
-		w.bool(true)
-	}
-	w.endObj()
 }
 
 // anthEffort maps an effort level onto Anthropic's output_config.effort.

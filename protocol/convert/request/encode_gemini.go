@@ -11,76 +11,47 @@ import (
 func encodeGemini(r *Req) ([]byte, error) {
 	w := newWriter(estimateSize(r))
 	w.obj()
+	if err := gemEncodeContents(w, r); err != nil {
+		return nil, err
+	}
+	gemEncodeSystem(w, r.System)
+	w.offerTools(r, &geminiTool)
+	gemGenerationConfig(w, r)
+	w.endObj()
+	return w.b, nil
+}
+
+// gemEncodeContents writes contents, the conversation.
+func gemEncodeContents(w *writer, r *Req) error {
 	w.key("contents")
 	w.arr()
-	names := r.toolNames()
-	e := gemEncoder{w: w, names: names, sentinel: gemNeedsSentinel(r.Model)}
+	e := gemEncoder{w: w, names: r.toolNames(), sentinel: gemNeedsSentinel(r.Model)}
 	for i := range r.Msgs {
 		if err := e.msg(&r.Msgs[i]); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	e.closeContent()
 	w.endArr()
-	if len(r.System) > 0 {
-		w.key("systemInstruction")
+	return nil
+}
+
+// gemEncodeSystem writes systemInstruction, one text part per instruction.
+func gemEncodeSystem(w *writer, system []string) {
+	if len(system) == 0 {
+		return
+	}
+	w.key("systemInstruction")
+	w.obj()
+	w.key("parts")
+	w.arr()
+	for _, s := range system {
 		w.obj()
-		w.key("parts")
-		w.arr()
-		for _, s := range r.System {
-			w.obj()
-			w.kstr("text", s)
-			w.endObj()
-		}
-		w.endArr()
+		w.kstr("text", s)
 		w.endObj()
 	}
-	if r.Search && len(r.Tools) == 0 {
-		w.kraw("tools", `[{"googleSearch":{}}]`)
-	}
-	if len(r.Tools) > 0 {
-		w.key("tools")
-		w.arr()
-		if r.Search {
-			w.raw(`{"googleSearch":{}}`)
-		}
-		w.obj()
-		w.key("functionDeclarations")
-		w.arr()
-		for i := range r.Tools {
-			w.obj()
-			w.functionTool(&r.Tools[i], &geminiTool)
-			w.endObj()
-		}
-		w.endArr()
-		w.endObj()
-		w.endArr()
-		if r.ToolChoice.Mode != ChoiceUnset {
-			w.key("toolConfig")
-			w.obj()
-			w.key("functionCallingConfig")
-			w.obj()
-			switch r.ToolChoice.Mode {
-			case ChoiceAuto:
-				w.kstr("mode", "AUTO")
-			case ChoiceNone:
-				w.kstr("mode", "NONE")
-			case ChoiceRequired:
-				w.kstr("mode", "ANY")
-			case ChoiceTool:
-				w.kstr("mode", "ANY")
-				w.key("allowedFunctionNames")
-				w.arr()
-				w.str(r.ToolChoice.Name)
-				w.endArr()
-			}
-			w.endObj()
-			w.endObj()
-		}
-	}
-	gemGenerationConfig(w, r)
+	w.endArr()
 	w.endObj()
-	return w.b, nil
 }
 
 // gemNeedsSentinel reports whether the model validates thought signatures on
@@ -97,6 +68,8 @@ func gemLegacyThinking(model string) bool {
 
 var gemLevels = map[string]string{"none": "MINIMAL", "minimal": "MINIMAL", "low": "LOW", "medium": "MEDIUM", "high": "HIGH", "xhigh": "HIGH", "max": "HIGH"}
 
+// gemGenerationConfig writes generationConfig when the request sets any
+// of it: limits, sampling, stop sequences, the output schema, thinking.
 func gemGenerationConfig(w *writer, r *Req) {
 	rs := r.Reasoning
 	thinking := rs.set() || rs.Summary != ""
@@ -115,14 +88,7 @@ func gemGenerationConfig(w *writer, r *Req) {
 	w.kopt("seed", r.Seed)
 	w.kopt("presencePenalty", r.Presence)
 	w.kopt("frequencyPenalty", r.Frequency)
-	if len(r.Stop) > 0 {
-		w.key("stopSequences")
-		w.arr()
-		for _, s := range r.Stop {
-			w.str(s)
-		}
-		w.endArr()
-	}
+	w.kstrs("stopSequences", r.Stop)
 	if r.Format != nil {
 		w.kstr("responseMimeType", "application/json")
 		if r.Format.Schema != "" {
@@ -131,25 +97,31 @@ func gemGenerationConfig(w *writer, r *Req) {
 		}
 	}
 	if thinking {
-		w.key("thinkingConfig")
-		w.obj()
-		if rs.Summary != "" {
-			w.key("includeThoughts")
-			w.bool(true)
+		gemThinkingConfig(w, r)
+	}
+	w.endObj()
+}
+
+// gemThinkingConfig writes thinkingConfig: a budget for Gemini 1.x and
+// 2.x models, a level for later ones (doc.go has the table).
+func gemThinkingConfig(w *writer, r *Req) {
+	rs := r.Reasoning
+	w.key("thinkingConfig")
+	w.obj()
+	if rs.Summary != "" {
+		w.kbool("includeThoughts", true)
+	}
+	if gemLegacyThinking(r.Model) {
+		switch {
+		case rs.Effort == "none":
+			w.kint("thinkingBudget", 0)
+		case rs.budget() > 0:
+			w.kint("thinkingBudget", rs.budget())
+		case rs.Adaptive:
+			w.kint("thinkingBudget", -1)
 		}
-		if gemLegacyThinking(r.Model) {
-			switch {
-			case rs.Effort == "none":
-				w.kint("thinkingBudget", 0)
-			case rs.budget() > 0:
-				w.kint("thinkingBudget", rs.budget())
-			case rs.Adaptive:
-				w.kint("thinkingBudget", -1)
-			}
-		} else if lvl := gemLevels[rs.effort()]; lvl != "" {
-			w.kstr("thinkingLevel", lvl)
-		}
-		w.endObj()
+	} else if lvl := gemLevels[rs.effort()]; lvl != "" {
+		w.kstr("thinkingLevel", lvl)
 	}
 	w.endObj()
 }

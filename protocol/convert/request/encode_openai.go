@@ -9,46 +9,10 @@ func encodeOpenAI(r *Req) ([]byte, error) {
 	w := newWriter(estimateSize(r))
 	w.obj()
 	w.kstr("model", r.Model)
-	w.key("messages")
-	w.arr()
-	if len(r.System) > 0 {
-		chatTextMsg(w, "system", r.System)
+	if err := chatEncodeMessages(w, r); err != nil {
+		return nil, err
 	}
-	for i := range r.Msgs {
-		if err := chatEncodeMsg(w, &r.Msgs[i]); err != nil {
-			return nil, err
-		}
-	}
-	w.endArr()
-	if len(r.Tools) > 0 {
-		w.key("tools")
-		w.arr()
-		for i := range r.Tools {
-			chatEncodeTool(w, &r.Tools[i])
-		}
-		w.endArr()
-		switch r.ToolChoice.Mode {
-		case ChoiceAuto:
-			w.kstr("tool_choice", "auto")
-		case ChoiceNone:
-			w.kstr("tool_choice", "none")
-		case ChoiceRequired:
-			w.kstr("tool_choice", "required")
-		case ChoiceTool:
-			w.key("tool_choice")
-			w.obj()
-			w.kstr("type", "function")
-			w.key("function")
-			w.obj()
-			w.kstr("name", r.ToolChoice.Name)
-			w.endObj()
-			w.endObj()
-		}
-		if r.Parallel != TriUnset {
-			w.key("parallel_tool_calls")
-			w.bool(r.Parallel == TriTrue)
-		}
-	}
+	w.offerTools(r, &chatTool)
 	if r.MaxTokens > 0 {
 		w.kint("max_completion_tokens", r.MaxTokens)
 	}
@@ -57,45 +21,16 @@ func encodeOpenAI(r *Req) ([]byte, error) {
 	w.kopt("seed", r.Seed)
 	w.kopt("presence_penalty", r.Presence)
 	w.kopt("frequency_penalty", r.Frequency)
-	if len(r.Stop) > 0 {
-		w.key("stop")
-		w.arr()
-		for _, s := range r.Stop {
-			w.str(s)
-		}
-		w.endArr()
-	}
+	w.kstrs("stop", r.Stop)
 	if e := r.Reasoning.effort(); e != "" {
 		w.kstr("reasoning_effort", e)
 	}
-	if f := r.Format; f != nil {
-		w.key("response_format")
-		w.obj()
-		if f.Schema == "" {
-			w.kstr("type", "json_object")
-		} else {
-			w.kstr("type", "json_schema")
-			w.key("json_schema")
-			w.obj()
-			w.kstr("name", formatName(f))
-			if f.Desc != "" {
-				w.kstr("description", f.Desc)
-			}
-			w.kraw("schema", f.Schema)
-			if f.Strict != TriUnset {
-				w.key("strict")
-				w.bool(f.Strict == TriTrue)
-			}
-			w.endObj()
-		}
-		w.endObj()
-	}
+	chatEncodeFormat(w, r.Format)
 	if r.Verbosity != "" {
 		w.kstr("verbosity", r.Verbosity)
 	}
 	if r.Stream {
-		w.key("stream")
-		w.bool(true)
+		w.kbool("stream", true)
 		// Always ask for usage: the engine needs it even when the client
 		// did not ask (the response converter drops the extra chunk).
 		w.kraw("stream_options", `{"include_usage":true}`)
@@ -104,13 +39,40 @@ func encodeOpenAI(r *Req) ([]byte, error) {
 	return w.b, nil
 }
 
-// formatName is the json_schema name OpenAI requires; Gemini and Anthropic
-// have none.
-func formatName(f *OutputFormat) string {
-	if f.Name != "" {
-		return f.Name
+// chatEncodeMessages writes messages: the system prompt as one system
+// message, then the conversation.
+func chatEncodeMessages(w *writer, r *Req) error {
+	w.key("messages")
+	w.arr()
+	if len(r.System) > 0 {
+		chatTextMsg(w, "system", r.System)
 	}
-	return "response"
+	for i := range r.Msgs {
+		if err := chatEncodeMsg(w, &r.Msgs[i]); err != nil {
+			return err
+		}
+	}
+	w.endArr()
+	return nil
+}
+
+// chatEncodeFormat writes response_format for structured output.
+func chatEncodeFormat(w *writer, f *OutputFormat) {
+	if f == nil {
+		return
+	}
+	w.key("response_format")
+	w.obj()
+	if f.Schema == "" {
+		w.kstr("type", "json_object")
+	} else {
+		w.kstr("type", "json_schema")
+		w.key("json_schema")
+		w.obj()
+		w.schemaFormat(f)
+		w.endObj()
+	}
+	w.endObj()
 }
 
 func chatTextMsg(w *writer, role string, texts []string) {
@@ -129,22 +91,6 @@ func chatTextMsg(w *writer, role string, texts []string) {
 		}
 		w.endArr()
 	}
-	w.endObj()
-}
-
-// chatEncodeTool writes a function tool. A custom (freeform) tool is
-// offered in its function shape even though OpenAI's Chat API has custom
-// tools: most servers behind the openai family (vLLM, DeepSeek, relays)
-// do not, and the shape of a streamed custom call is not documented, while
-// a function call comes back the same way everywhere and is turned back
-// into the client's custom call (clientToolsOf).
-func chatEncodeTool(w *writer, t *ToolDef) {
-	w.obj()
-	w.kstr("type", "function")
-	w.key("function")
-	w.obj()
-	w.functionTool(t, &chatTool)
-	w.endObj()
 	w.endObj()
 }
 
@@ -314,7 +260,7 @@ func chatEncodeAssistant(w *writer, m *Msg) {
 			}
 			w.obj()
 			w.kstr("id", p.ID)
-			// A custom tool call in its function shape (chatEncodeTool).
+			// A custom tool call in its function shape (writer.tool).
 			w.kstr("type", "function")
 			w.key("function")
 			w.obj()

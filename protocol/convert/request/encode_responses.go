@@ -11,8 +11,30 @@ func encodeResponses(r *Req) ([]byte, error) {
 	w := newWriter(estimateSize(r))
 	w.obj()
 	w.kstr("model", r.Model)
-	// The first instruction is instructions, the others developer
-	// messages ahead of the conversation, as Codex sends them.
+	respEncodeInput(w, r)
+	w.offerTools(r, &responsesTool)
+	if r.MaxTokens > 0 {
+		w.kint("max_output_tokens", r.MaxTokens)
+	}
+	w.kopt("temperature", r.Temperature)
+	w.kopt("top_p", r.TopP)
+	respEncodeReasoning(w, r)
+	respEncodeText(w, r)
+	w.kbool("store", false)
+	if r.Reasoning.set() && r.Reasoning.effort() != "none" {
+		w.kraw("include", `["reasoning.encrypted_content"]`)
+	}
+	if r.Stream {
+		w.kbool("stream", true)
+	}
+	w.endObj()
+	return w.b, nil
+}
+
+// respEncodeInput writes instructions and input. The first instruction is
+// instructions, the others developer messages ahead of the conversation,
+// as Codex sends them.
+func respEncodeInput(w *writer, r *Req) {
 	if len(r.System) > 0 {
 		w.kstr("instructions", r.System[0])
 	}
@@ -35,115 +57,47 @@ func encodeResponses(r *Req) ([]byte, error) {
 		}
 	}
 	w.endArr()
-	if r.Search && len(r.Tools) == 0 {
-		w.kraw("tools", `[{"type":"web_search"}]`)
-	}
-	if len(r.Tools) > 0 {
-		w.key("tools")
-		w.arr()
-		if r.Search {
-			w.raw(`{"type":"web_search"}`)
-		}
-		for i := range r.Tools {
-			t := &r.Tools[i]
-			w.obj()
-			if t.Custom {
-				w.kstr("type", "custom")
-				w.kstr("name", t.Name)
-				if t.Desc != "" {
-					w.kstr("description", t.Desc)
-				}
-				if t.Format != "" {
-					w.kraw("format", t.Format)
-				}
-			} else {
-				// Responses defaults strict to true, which rejects most
-				// schemas written for the other families: it is always
-				// written (responsesTool).
-				w.kstr("type", "function")
-				w.functionTool(t, &responsesTool)
-			}
-			w.endObj()
-		}
-		w.endArr()
-		switch r.ToolChoice.Mode {
-		case ChoiceAuto:
-			w.kstr("tool_choice", "auto")
-		case ChoiceNone:
-			w.kstr("tool_choice", "none")
-		case ChoiceRequired:
-			w.kstr("tool_choice", "required")
-		case ChoiceTool:
-			w.key("tool_choice")
-			w.obj()
-			if r.customTools()[r.ToolChoice.Name] {
-				w.kstr("type", "custom")
-			} else {
-				w.kstr("type", "function")
-			}
-			w.kstr("name", r.ToolChoice.Name)
-			w.endObj()
-		}
-		if r.Parallel != TriUnset {
-			w.key("parallel_tool_calls")
-			w.bool(r.Parallel == TriTrue)
-		}
-	}
-	if r.MaxTokens > 0 {
-		w.kint("max_output_tokens", r.MaxTokens)
-	}
-	w.kopt("temperature", r.Temperature)
-	w.kopt("top_p", r.TopP)
+}
+
+// respEncodeReasoning writes reasoning: the effort and the summary asked.
+func respEncodeReasoning(w *writer, r *Req) {
 	effort := r.Reasoning.effort()
-	if effort != "" || r.Reasoning.Summary != "" {
-		w.key("reasoning")
-		w.obj()
-		if effort != "" {
-			w.kstr("effort", effort)
-		}
-		if r.Reasoning.Summary != "" {
-			w.kstr("summary", r.Reasoning.Summary)
-		}
-		w.endObj()
+	if effort == "" && r.Reasoning.Summary == "" {
+		return
 	}
-	if r.Format != nil || r.Verbosity != "" {
-		w.key("text")
-		w.obj()
-		if f := r.Format; f != nil {
-			w.key("format")
-			w.obj()
-			if f.Schema == "" {
-				w.kstr("type", "json_object")
-			} else {
-				w.kstr("type", "json_schema")
-				w.kstr("name", formatName(f))
-				if f.Desc != "" {
-					w.kstr("description", f.Desc)
-				}
-				w.kraw("schema", f.Schema)
-				if f.Strict != TriUnset {
-					w.key("strict")
-					w.bool(f.Strict == TriTrue)
-				}
-			}
-			w.endObj()
-		}
-		if r.Verbosity != "" {
-			w.kstr("verbosity", r.Verbosity)
-		}
-		w.endObj()
+	w.key("reasoning")
+	w.obj()
+	if effort != "" {
+		w.kstr("effort", effort)
 	}
-	w.key("store")
-	w.bool(false)
-	if r.Reasoning.set() && effort != "none" {
-		w.kraw("include", `["reasoning.encrypted_content"]`)
-	}
-	if r.Stream {
-		w.key("stream")
-		w.bool(true)
+	if r.Reasoning.Summary != "" {
+		w.kstr("summary", r.Reasoning.Summary)
 	}
 	w.endObj()
-	return w.b, nil
+}
+
+// respEncodeText writes text: the structured output format and verbosity.
+func respEncodeText(w *writer, r *Req) {
+	if r.Format == nil && r.Verbosity == "" {
+		return
+	}
+	w.key("text")
+	w.obj()
+	if f := r.Format; f != nil {
+		w.key("format")
+		w.obj()
+		if f.Schema == "" {
+			w.kstr("type", "json_object")
+		} else {
+			w.kstr("type", "json_schema")
+			w.schemaFormat(f)
+		}
+		w.endObj()
+	}
+	if r.Verbosity != "" {
+		w.kstr("verbosity", r.Verbosity)
+	}
+	w.endObj()
 }
 
 func respMsgItem(w *writer, role string, parts []Part) {

@@ -358,7 +358,7 @@ type targetCaps struct {
 	penalties   bool // presence / frequency penalty
 	jsonObject  bool // schema-less JSON mode
 	noParallel  bool // can forbid parallel tool calls
-	customTools bool // freeform tools natively (else a one-string-argument function); openai: see chatEncodeTool
+	customTools bool // freeform tools natively (else a one-string-argument function); openai: see writer.tool
 	resultMedia bool // images / documents inside tool results
 	search      bool // a hosted web search tool of its own
 }

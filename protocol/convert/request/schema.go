@@ -118,3 +118,25 @@ func schemaText(s gjson.Result, mode schemaMode) string {
 	appendSchema(w, s, mode, 0)
 	return string(w.b)
 }
+
+// schemaFormat writes the members OpenAI's two APIs give a structured
+// output schema (Chat response_format.json_schema, Responses text.format):
+// name, description, schema, strict. Anthropic and Gemini take the schema
+// alone.
+func (w *writer) schemaFormat(f *OutputFormat) {
+	w.kstr("name", formatName(f))
+	if f.Desc != "" {
+		w.kstr("description", f.Desc)
+	}
+	w.kraw("schema", f.Schema)
+	w.ktri("strict", f.Strict)
+}
+
+// formatName is the json_schema name OpenAI requires; Gemini and Anthropic
+// have none.
+func formatName(f *OutputFormat) string {
+	if f.Name != "" {
+		return f.Name
+	}
+	return "response"
+}

@@ -98,3 +98,29 @@ func estimateSize(r *Req) int {
 	}
 	return n + n/8
 }
+
+// kbool writes a boolean member.
+func (w *writer) kbool(k string, v bool) {
+	w.key(k)
+	w.bool(v)
+}
+
+// ktri writes an optional boolean member when it is set.
+func (w *writer) ktri(k string, v Tri) {
+	if v != TriUnset {
+		w.kbool(k, v == TriTrue)
+	}
+}
+
+// kstrs writes a list of strings when it has any.
+func (w *writer) kstrs(k string, list []string) {
+	if len(list) == 0 {
+		return
+	}
+	w.key(k)
+	w.arr()
+	for _, s := range list {
+		w.str(s)
+	}
+	w.endArr()
+}
