@@ -321,6 +321,7 @@ const (
 	gpFunctionResponse
 )
 
+// content reads one entry of contents into a turn.
 func (d *gemDecoder) content(c gjson.Result, i int) error {
 	role := RoleUser
 	switch c.Get("role").Str {
@@ -330,96 +331,11 @@ func (d *gemDecoder) content(c gjson.Result, i int) error {
 	default:
 		return badRequest("contents[%d].role: unknown %q", i, c.Get("role").Str)
 	}
-	caps := capsOf[d.to]
 	var parts []Part
 	for j, p := range gjwalk.Elements(c.Get("parts")) {
-		path := at{}.in("contents", i).in(".parts", j)
-		// One walk for every member a part may have: a Get each walked
-		// the part from its start, across a function response's whole
-		// output for each kind tested before it.
-		var m [len(gemPartMembers)]gjson.Result
-		gjwalk.Pick(p, gemPartMembers[:], m[:])
-		sig := m[gpThoughtSignature].Str
-		if sig == "" {
-			sig = m[gpThoughtSignatureSnake].Str
-		}
-		if m[gpThought].Bool() {
-			parts = append(parts, Part{Kind: PartThinking, Text: m[gpText].Str, Sig: sig})
-			continue
-		}
-		if sig != "" {
-			// A signature on an answer part signs the reasoning behind it:
-			// the thought parts just before (Gemini's shape), or nothing.
-			if n := len(parts); n > 0 && parts[n-1].Kind == PartThinking && parts[n-1].Sig == "" {
-				parts[n-1].Sig = sig
-			} else {
-				parts = append(parts, Part{Kind: PartThinking, Sig: sig})
-			}
-		}
-		switch {
-		case m[gpText].Exists():
-			parts = append(parts, Part{Kind: PartText, Text: m[gpText].Str})
-		case m[gpInlineData].Exists() || m[gpInlineDataSnake].Exists():
-			blob := m[gpInlineData]
-			if !blob.Exists() {
-				blob = m[gpInlineDataSnake]
-			}
-			mp, err := gemBlob(blob, path.in(".inlineData", -1), d.to)
-			if err != nil {
-				return err
-			}
-			parts = append(parts, mp)
-		case m[gpFileData].Exists() || m[gpFileDataSnake].Exists():
-			fd := m[gpFileData]
-			if !fd.Exists() {
-				fd = m[gpFileDataSnake]
-			}
-			uri, mime := fd.Get("fileUri").Str, fd.Get("mimeType").Str
-			if uri == "" {
-				uri = fd.Get("file_uri").Str
-			}
-			if !strings.HasPrefix(uri, "https://") && !strings.HasPrefix(uri, "http://") || strings.Contains(uri, "generativelanguage.googleapis.com") {
-				return refuseField(d.to, "%s.fileData (an uploaded file)", path)
-			}
-			switch {
-			case strings.HasPrefix(mime, "image/") && caps.imageURL:
-				parts = append(parts, Part{Kind: PartImage, URL: uri})
-			case mime == "application/pdf" && caps.docURL:
-				parts = append(parts, Part{Kind: PartDocument, URL: uri, MIME: mime})
-			default:
-				return refuseField(d.to, "%s.fileData (%s by URL)", path, mime)
-			}
-		case m[gpFunctionCall].Exists():
-			fc := m[gpFunctionCall]
-			args := fc.Get("args")
-			if args.Exists() && !args.IsObject() {
-				return badRequest("%s.functionCall.args: want an object", path)
-			}
-			id := fc.Get("id").Str
-			if id == "" {
-				id = gemCallID(fc.Get("name").Str, i, j)
-			}
-			d.pending = append(d.pending, gemCall{name: fc.Get("name").Str, id: id})
-			parts = append(parts, Part{Kind: PartToolCall, ID: id, Name: fc.Get("name").Str, Args: args.Raw})
-		case m[gpFunctionResponse].Exists():
-			tr, err := d.response(m[gpFunctionResponse], path)
-			if err != nil {
-				return err
-			}
-			parts = append(parts, tr)
-		default:
-			kind := "empty"
-			gjwalk.ForEach(p, func(k, _ gjson.Result) bool {
-				if k.Str != "thoughtSignature" && k.Str != "partMetadata" {
-					kind = k.Str
-					return false
-				}
-				return true
-			})
-			if kind == "empty" {
-				continue
-			}
-			return refuseField(d.to, "%s.%s", path, kind)
+		var err error
+		if parts, err = d.part(parts, p, i, j); err != nil {
+			return err
 		}
 	}
 	if role == RoleUser {
@@ -428,6 +344,115 @@ func (d *gemDecoder) content(c gjson.Result, i int) error {
 		d.r.addMsg(role, parts...)
 	}
 	return nil
+}
+
+// part appends what part j of content i holds to parts: a thought, or the
+// signature it carries (signing the thinking before it) and then its own
+// text, media, function call or function response.
+func (d *gemDecoder) part(parts []Part, p gjson.Result, i, j int) ([]Part, error) {
+	path := at{}.in("contents", i).in(".parts", j)
+	// One walk for every member a part may have: a Get each walked the
+	// part from its start, across a function response's whole output for
+	// each kind tested before it.
+	var m [len(gemPartMembers)]gjson.Result
+	gjwalk.Pick(p, gemPartMembers[:], m[:])
+	sig := m[gpThoughtSignature].Str
+	if sig == "" {
+		sig = m[gpThoughtSignatureSnake].Str
+	}
+	if m[gpThought].Bool() {
+		return append(parts, Part{Kind: PartThinking, Text: m[gpText].Str, Sig: sig}), nil
+	}
+	if sig != "" {
+		// A signature on an answer part signs the reasoning behind it: the
+		// thought parts just before (Gemini's shape), or nothing.
+		if n := len(parts); n > 0 && parts[n-1].Kind == PartThinking && parts[n-1].Sig == "" {
+			parts[n-1].Sig = sig
+		} else {
+			parts = append(parts, Part{Kind: PartThinking, Sig: sig})
+		}
+	}
+	var part Part
+	var err error
+	switch {
+	case m[gpText].Exists():
+		part = Part{Kind: PartText, Text: m[gpText].Str}
+	case m[gpInlineData].Exists() || m[gpInlineDataSnake].Exists():
+		part, err = gemBlob(either(m[gpInlineData], m[gpInlineDataSnake]), path.in(".inlineData", -1), d.to)
+	case m[gpFileData].Exists() || m[gpFileDataSnake].Exists():
+		part, err = gemFileData(either(m[gpFileData], m[gpFileDataSnake]), path, d.to)
+	case m[gpFunctionCall].Exists():
+		part, err = d.call(m[gpFunctionCall], path, i, j)
+	case m[gpFunctionResponse].Exists():
+		part, err = d.response(m[gpFunctionResponse], path)
+	default:
+		if kind, ok := gemPartKind(p); ok {
+			return parts, refuseField(d.to, "%s.%s", path, kind)
+		}
+		return parts, nil // an empty part, or one with only a signature
+	}
+	if err != nil {
+		return parts, err
+	}
+	return append(parts, part), nil
+}
+
+// either is a member spelt in camelCase (a) or, when that is absent, in
+// snake_case (b): Gemini's JSON parser takes both.
+func either(a, b gjson.Result) gjson.Result {
+	if a.Exists() {
+		return a
+	}
+	return b
+}
+
+// gemFileData reads a fileData part: media by URL where the target takes
+// it; Gemini's uploaded files live in its own storage and are refused.
+func gemFileData(fd gjson.Result, path at, to protocol.Family) (Part, error) {
+	uri, mime := fd.Get("fileUri").Str, fd.Get("mimeType").Str
+	if uri == "" {
+		uri = fd.Get("file_uri").Str
+	}
+	if !strings.HasPrefix(uri, "https://") && !strings.HasPrefix(uri, "http://") || strings.Contains(uri, "generativelanguage.googleapis.com") {
+		return Part{}, refuseField(to, "%s.fileData (an uploaded file)", path)
+	}
+	caps := capsOf[to]
+	switch {
+	case strings.HasPrefix(mime, "image/") && caps.imageURL:
+		return Part{Kind: PartImage, URL: uri}, nil
+	case mime == "application/pdf" && caps.docURL:
+		return Part{Kind: PartDocument, URL: uri, MIME: mime}, nil
+	}
+	return Part{}, refuseField(to, "%s.fileData (%s by URL)", path, mime)
+}
+
+// call reads a functionCall part of content i, part j. A call without an
+// id gets gemCallID's, and is remembered for the response that answers it.
+func (d *gemDecoder) call(fc gjson.Result, path at, i, j int) (Part, error) {
+	args := fc.Get("args")
+	if args.Exists() && !args.IsObject() {
+		return Part{}, badRequest("%s.functionCall.args: want an object", path)
+	}
+	id := fc.Get("id").Str
+	if id == "" {
+		id = gemCallID(fc.Get("name").Str, i, j)
+	}
+	d.pending = append(d.pending, gemCall{name: fc.Get("name").Str, id: id})
+	return Part{Kind: PartToolCall, ID: id, Name: fc.Get("name").Str, Args: args.Raw}, nil
+}
+
+// gemPartKind names the first member of a part this package does not
+// read; ok is false when it has none (an empty part, or only a signature
+// or metadata).
+func gemPartKind(p gjson.Result) (kind string, ok bool) {
+	gjwalk.ForEach(p, func(k, _ gjson.Result) bool {
+		if k.Str != "thoughtSignature" && k.Str != "partMetadata" {
+			kind, ok = k.Str, true
+			return false
+		}
+		return true
+	})
+	return kind, ok
 }
 
 func (d *gemDecoder) response(fr gjson.Result, path at) (Part, error) {
