@@ -13,85 +13,16 @@ import (
 // decodeOpenAI reads a Chat Completions request.
 func decodeOpenAI(r *Req, body []byte, to protocol.Family) error {
 	root := gjwalk.Parse(body)
-	c := capsOf[to]
 	var err error
 	var msgs gjson.Result
 	gjwalk.ForEach(root, func(k, v gjson.Result) bool {
-		switch k.Str {
-		case "model", "stream", "stream_options":
-			// the engine owns model, stream and usage reporting
-		case "messages": // read below
+		if k.Str == "messages" { // read below
 			if !msgs.Exists() { // the first of duplicate keys, as Get reads it
 				msgs = v
 			}
-		case "max_tokens", "max_completion_tokens":
-			r.MaxTokens, err = integer(v, k.Str)
-		case "temperature":
-			r.Temperature, err = number(v, "temperature")
-		case "top_p":
-			r.TopP, err = number(v, "top_p")
-		case "seed":
-			r.Seed, err = number(v, "seed")
-		case "presence_penalty", "frequency_penalty":
-			if isZero(v) {
-				break
-			}
-			if !c.penalties {
-				// A sampling preference, like top_k (doc.go).
-				r.note("%s dropped: %s upstreams have no penalties", k.Str, to)
-				break
-			}
-			if k.Str == "presence_penalty" {
-				r.Presence, err = number(v, k.Str)
-			} else {
-				r.Frequency, err = number(v, k.Str)
-			}
-		case "stop":
-			r.Stop, err = stringList(v, "stop")
-			if err == nil && len(r.Stop) > 0 && !c.stop {
-				err = refuseField(to, "stop")
-			}
-		case "n":
-			if v.Type != gjson.Null && v.Int() != 1 {
-				err = refuseField(to, "n (more than one choice)")
-			}
-		case "logprobs", "top_logprobs":
-			if !isZero(v) {
-				err = refuseField(to, "%s", k.Str)
-			}
-		case "logit_bias":
-			if v.IsObject() && len(v.Map()) > 0 {
-				err = refuseField(to, "logit_bias")
-			}
-		case "modalities":
-			if v.IsArray() && (len(v.Array()) != 1 || v.Array()[0].Str != "text") {
-				err = refuseField(to, "modalities (other than [\"text\"])")
-			}
-		case "tools":
-			err = chatTools(r, v, to)
-		case "tool_choice":
-			err = chatToolChoice(r, v, to)
-		case "parallel_tool_calls":
-			if v.Type == gjson.False && !c.noParallel {
-				// A preference: the client handles several calls anyway.
-				r.note("parallel_tool_calls: false dropped: %s upstreams cannot forbid parallel calls", to)
-			} else if v.Type == gjson.True || v.Type == gjson.False {
-				r.Parallel = triOf(v.Bool())
-			}
-		case "response_format":
-			err = chatResponseFormat(r, v, "response_format", to)
-		case "reasoning_effort":
-			if v.Type != gjson.Null {
-				r.Reasoning.Effort = v.Str
-				err = checkEffort(v.Str, "reasoning_effort")
-			}
-		case "verbosity":
-			r.Verbosity = v.Str
-		case "user", "metadata", "store", "service_tier", "prompt_cache_key", "prompt_cache_retention", "safety_identifier", "prediction":
-			// hints: see doc.go
-		default:
-			err = refuseField(to, "field %q", k.Str)
+			return true
 		}
+		err = chatField(r, k.Str, v, to)
 		return err == nil
 	})
 	if err != nil {
@@ -103,6 +34,103 @@ func decodeOpenAI(r *Req, body []byte, to protocol.Family) error {
 	for i, m := range gjwalk.Elements(msgs) {
 		if err := chatMessage(r, m, i, to); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// chatField reads one top-level field of a Chat request other than
+// messages: mapped, dropped as a hint, or refused (doc.go).
+func chatField(r *Req, key string, v gjson.Result, to protocol.Family) error {
+	c := capsOf[to]
+	var err error
+	switch key {
+	case "model", "stream", "stream_options":
+		// the engine owns model, stream and usage reporting
+	case "max_tokens", "max_completion_tokens":
+		r.MaxTokens, err = integer(v, key)
+	case "temperature":
+		r.Temperature, err = number(v, "temperature")
+	case "top_p":
+		r.TopP, err = number(v, "top_p")
+	case "seed":
+		r.Seed, err = number(v, "seed")
+	case "presence_penalty", "frequency_penalty":
+		err = chatPenalty(r, key, v, to)
+	case "stop":
+		r.Stop, err = stringList(v, "stop")
+		if err == nil && len(r.Stop) > 0 && !c.stop {
+			err = refuseField(to, "stop")
+		}
+	case "n", "logprobs", "top_logprobs", "logit_bias", "modalities":
+		err = chatOpenAIOnly(key, v, to)
+	case "tools":
+		err = chatTools(r, v, to)
+	case "tool_choice":
+		err = chatToolChoice(r, v, to)
+	case "parallel_tool_calls":
+		if v.Type == gjson.False && !c.noParallel {
+			// A preference: the client handles several calls anyway.
+			r.note("parallel_tool_calls: false dropped: %s upstreams cannot forbid parallel calls", to)
+		} else if v.Type == gjson.True || v.Type == gjson.False {
+			r.Parallel = triOf(v.Bool())
+		}
+	case "response_format":
+		err = chatResponseFormat(r, v, "response_format", to)
+	case "reasoning_effort":
+		if v.Type != gjson.Null {
+			r.Reasoning.Effort = v.Str
+			err = checkEffort(v.Str, "reasoning_effort")
+		}
+	case "verbosity":
+		r.Verbosity = v.Str
+	case "user", "metadata", "store", "service_tier", "prompt_cache_key", "prompt_cache_retention", "safety_identifier", "prediction":
+		// hints: see doc.go
+	default:
+		err = refuseField(to, "field %q", key)
+	}
+	return err
+}
+
+// chatPenalty reads presence_penalty or frequency_penalty: a sampling
+// preference, like top_k, dropped with a note where the target has none.
+func chatPenalty(r *Req, key string, v gjson.Result, to protocol.Family) error {
+	if isZero(v) {
+		return nil
+	}
+	if !capsOf[to].penalties {
+		r.note("%s dropped: %s upstreams have no penalties", key, to)
+		return nil
+	}
+	var err error
+	if key == "presence_penalty" {
+		r.Presence, err = number(v, key)
+	} else {
+		r.Frequency, err = number(v, key)
+	}
+	return err
+}
+
+// chatOpenAIOnly refuses, unless they hold the default, the fields no
+// other family can honour: several choices, token probabilities, output
+// other than text, and logit_bias (a constraint on tokens, doc.go).
+func chatOpenAIOnly(key string, v gjson.Result, to protocol.Family) error {
+	switch key {
+	case "n":
+		if v.Type != gjson.Null && v.Int() != 1 {
+			return refuseField(to, "n (more than one choice)")
+		}
+	case "logprobs", "top_logprobs":
+		if !isZero(v) {
+			return refuseField(to, "%s", key)
+		}
+	case "logit_bias":
+		if v.IsObject() && len(v.Map()) > 0 {
+			return refuseField(to, "logit_bias")
+		}
+	case "modalities":
+		if v.IsArray() && (len(v.Array()) != 1 || v.Array()[0].Str != "text") {
+			return refuseField(to, "modalities (other than [\"text\"])")
 		}
 	}
 	return nil
