@@ -13,7 +13,7 @@ import (
 // providers expire unused refresh tokens) while the first request in the
 // morning waits for a refresh. RunRefresher renews such accounts in the
 // background, through the same path a request takes (Access: one refresh
-// per account at a time in the process, the row lock across instances),
+// per account at a time in the process, the row claim across instances),
 // so a request and the refresher, or two instances' refreshers, still
 // spend a refresh token once.
 
