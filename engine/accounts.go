@@ -75,13 +75,20 @@ func (e *Engine) accountFor(r *request, c *attempt) *attemptResult {
 			h.Set("chatgpt-account-id", cred.AccountID)
 			h.Set("originator", account.CodexOriginator)
 			h.Set("session_id", session)
+			h.Set("Accept", "text/event-stream")
 		}
 	}
+	// The Codex backend only streams (account.CodexWhole): a client that
+	// asked for one whole answer gets the stream assembled into it.
+	whole := ch.OAuth == config.OAuthCodex && !r.stream
 	prev := c.rq.onResponse
 	c.rq.onResponse = func(resp *upstreamResponse) {
 		e.accounts.Observe(ch, name, resp.Header.Get)
 		if prev != nil {
 			prev(resp)
+		}
+		if whole && resp.StatusCode >= 200 && resp.StatusCode <= 299 {
+			resp.Body = account.CodexWhole(resp.Body)
 		}
 	}
 	return nil
