@@ -2,6 +2,7 @@ package upstream
 
 import (
 	"bytes"
+	"crypto/tls"
 	"errors"
 	"io"
 	"net"
@@ -17,8 +18,11 @@ var h1Bufs = sync.Pool{New: func() any { b := make([]byte, h1BufSize); return &b
 
 // h1Conn is one connection to an upstream.
 type h1Conn struct {
-	nc   net.Conn
-	sock *rawsock.Conn // nil when nc is not a TCP socket
+	nc net.Conn // the TCP connection: closing it interrupts a wait
+	// tc is the TLS connection over nc for an https:// target, which
+	// reads and writes go through; nil for plain http.
+	tc   *tls.Conn
+	sock *rawsock.Conn // nil when nc is not a TCP socket; with tc only its idle check
 	addr string
 
 	// buf[r:w] is read and not yet used; buf is nil while idle. bufp is
@@ -82,6 +86,9 @@ func (c *h1Conn) interruptHead() {
 }
 
 func (c *h1Conn) readSock(p []byte) (int, error) {
+	if c.tc != nil {
+		return c.tc.Read(p)
+	}
 	if c.sock != nil {
 		return c.sock.Read(p)
 	}
@@ -90,7 +97,9 @@ func (c *h1Conn) readSock(p []byte) (int, error) {
 
 func (c *h1Conn) write(p []byte) error {
 	var err error
-	if c.sock != nil {
+	if c.tc != nil {
+		_, err = c.tc.Write(p)
+	} else if c.sock != nil {
 		_, err = c.sock.Write(p)
 	} else {
 		_, err = c.nc.Write(p)

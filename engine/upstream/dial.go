@@ -1,6 +1,8 @@
 package upstream
 
 import (
+	"context"
+	"crypto/tls"
 	"net"
 	"time"
 )
@@ -14,17 +16,35 @@ import (
 // open stream held 16 KiB of stack where 8 do (perf: memory per
 // stream). The dialling goroutine ends with the dial and its stack goes
 // back to the runtime.
-func dialAside(addr string, timeout time.Duration) (net.Conn, error) {
+//
+// With cfg it also runs the TLS handshake there, within the same timeout,
+// and returns the TLS connection beside the TCP one.
+func dialAside(addr string, timeout time.Duration, cfg *tls.Config) (net.Conn, *tls.Conn, error) {
 	type dialed struct {
 		c   net.Conn
+		tc  *tls.Conn
 		err error
 	}
 	ch := make(chan dialed, 1)
 	go func() {
 		d := net.Dialer{Timeout: timeout, KeepAlive: 30 * time.Second}
+		start := time.Now()
 		c, err := d.Dial("tcp", addr)
-		ch <- dialed{c, err}
+		if err != nil || cfg == nil {
+			ch <- dialed{c, nil, err}
+			return
+		}
+		tc := tls.Client(c, cfg)
+		ctx, cancel := context.WithTimeout(context.Background(), timeout-time.Since(start))
+		err = tc.HandshakeContext(ctx)
+		cancel()
+		if err != nil {
+			c.Close()
+			ch <- dialed{nil, nil, err}
+			return
+		}
+		ch <- dialed{c, tc, nil}
 	}()
 	r := <-ch
-	return r.c, r.err
+	return r.c, r.tc, r.err
 }

@@ -2,6 +2,7 @@ package upstream
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"io"
 	"net"
@@ -34,6 +35,8 @@ type h1Client struct {
 	mu      sync.Mutex
 	idle    map[string][]*h1Conn // by address, the most recently used last
 	reaping bool                 // a reap is scheduled
+
+	tls h1TLS
 }
 
 const (
@@ -58,7 +61,7 @@ func (u *h1Client) do(rq *Request, t h1Target) (*Response, error) {
 	rq.Header(req)
 	req.encode(t, rq.Body)
 	for try := 0; ; try++ {
-		c, reused, err := u.conn(rq, t.addr, try > 0)
+		c, reused, err := u.conn(rq, t, try > 0)
 		if err != nil {
 			return nil, u.failed(rq, err)
 		}
@@ -99,7 +102,8 @@ func staleConn(err error) bool {
 // conn is a connection to addr: an idle one unless fresh, else a new one.
 // An attempt that watches its context (rq.Watch) gets one of its own,
 // closed when the attempt ends.
-func (u *h1Client) conn(rq *Request, addr string, fresh bool) (c *h1Conn, reused bool, err error) {
+func (u *h1Client) conn(rq *Request, t h1Target, fresh bool) (c *h1Conn, reused bool, err error) {
+	addr := t.poolKey()
 	if !fresh && !rq.Watch {
 		for c := u.take(addr); c != nil; c = u.take(addr) {
 			if c.idleUsable() {
@@ -114,11 +118,15 @@ func (u *h1Client) conn(rq *Request, addr string, fresh bool) (c *h1Conn, reused
 			return nil, false, &net.OpError{Op: "dial", Net: "tcp", Err: os.ErrDeadlineExceeded}
 		}
 	}
-	nc, err := dialAside(addr, timeout)
+	var cfg *tls.Config
+	if t.tls {
+		cfg = u.tls.config(t.addr)
+	}
+	nc, tc, err := dialAside(t.addr, timeout, cfg)
 	if err != nil {
 		return nil, false, err
 	}
-	c = &h1Conn{nc: nc, sock: rawsock.New(nc), addr: addr}
+	c = &h1Conn{nc: nc, tc: tc, sock: rawsock.New(nc), addr: addr}
 	if rq.Watch {
 		c.private = true
 		ctx := rq.Ctx // not rq: the func would take it to the heap

@@ -246,15 +246,16 @@ func TestH1ClientStopsAWaitingReadWhenTheAttemptEnds(t *testing.T) {
 
 func TestParseH1Target(t *testing.T) {
 	for raw, want := range map[string]h1Target{
-		"http://h":                {"h:80", "h", "/"},
-		"http://h:8080/a/b?c=d#e": {"h:8080", "h:8080", "/a/b?c=d"},
-		"http://h?x=1":            {"h:80", "h", "/?x=1"},
-		"http://[::1]/v1":         {"[::1]:80", "[::1]", "/v1"},
-		"http://[::1]:9/v1":       {"[::1]:9", "[::1]:9", "/v1"},
-		"http://h/m:generate?k=v": {"h:80", "h", "/m:generate?k=v"},
+		"http://h":                {"h:80", "h", "/", false},
+		"http://h:8080/a/b?c=d#e": {"h:8080", "h:8080", "/a/b?c=d", false},
+		"http://h?x=1":            {"h:80", "h", "/?x=1", false},
+		"http://[::1]/v1":         {"[::1]:80", "[::1]", "/v1", false},
+		"http://[::1]:9/v1":       {"[::1]:9", "[::1]:9", "/v1", false},
+		"http://h/m:generate?k=v": {"h:80", "h", "/m:generate?k=v", false},
 		"http://127.0.0.1:1/x y":  {},
 		"http://user:pw@h/":       {},
-		"https://h/":              {},
+		"https://h/":              {"h:443", "h", "/", true},
+		"https://[::1]:8443/v1":   {"[::1]:8443", "[::1]:8443", "/v1", true},
 		"http:///nohost":          {},
 		"http://h/a\r\nX-Evil: 1": {},
 	} {

@@ -7,15 +7,30 @@ type h1Target struct {
 	addr string // host:port to dial
 	host string // the Host header
 	uri  string // the request target: path and query
+	// tls: an https:// URL; the connection speaks TLS (ALPN http/1.1)
+	// and its pool is apart from plain connections to the same address.
+	tls bool
 }
 
-// parseH1Target splits a plain http:// URL. It reports false for a URL
+// poolKey is the idle pool a target's connections go back to.
+func (t h1Target) poolKey() string {
+	if t.tls {
+		return "tls " + t.addr
+	}
+	return t.addr
+}
+
+// parseH1Target splits an http:// or https:// URL. It reports false for a URL
 // this client does not send (credentials in it, bytes that do not belong
 // in a request line), which then goes through net/http.
 func parseH1Target(raw string) (h1Target, bool) {
 	rest, ok := strings.CutPrefix(raw, "http://")
+	port, isTLS := ":80", false
 	if !ok {
-		return h1Target{}, false
+		if rest, ok = strings.CutPrefix(raw, "https://"); !ok {
+			return h1Target{}, false
+		}
+		port, isTLS = ":443", true
 	}
 	host, uri := rest, "/"
 	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
@@ -38,9 +53,9 @@ func parseH1Target(raw string) (h1Target, bool) {
 	addr := host
 	switch {
 	case strings.HasPrefix(host, "[") && strings.HasSuffix(host, "]"):
-		addr = host + ":80"
+		addr = host + port
 	case strings.IndexByte(host, ':') < 0:
-		addr = host + ":80"
+		addr = host + port
 	}
-	return h1Target{addr: addr, host: host, uri: uri}, true
+	return h1Target{addr: addr, host: host, uri: uri, tls: isTLS}, true
 }
