@@ -176,7 +176,9 @@ func (e *Engine) Accounts() *account.Pool { return e.accounts }
 
 // eventStreamHeader is an upstream answer's headers with the Content-Type
 // of a stream, for an upstream known to stream that does not say so.
-type eventStreamHeader struct{ h interface{ Get(string) string } }
+type eventStreamHeader struct {
+	h interface{ Get(string) string }
+}
 
 func (e eventStreamHeader) Get(name string) string {
 	if strings.EqualFold(name, "Content-Type") {
