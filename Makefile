@@ -18,11 +18,11 @@ LDFLAGS   ?= -X main.version=$(VERSION) -X main.commit=$(COMMIT) -X main.date=$(
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN) .
 
-# engine/rawsock_sys.go is built only without -race (rawsock_race.go says
-# why), so its socket tests run once more without the race detector.
+# internal/rawsock/sys_norace.go is built only without -race (sys_race.go
+# says why), so the socket tests run once more without the race detector.
 test: lint
 	$(GO) test -race -count=1 -timeout 15m $(PKGS)
-	$(GO) test -count=1 -run 'RawSock|AheadConn' ./engine/
+	$(GO) test -count=1 -run 'RawSock|AheadConn' ./engine/ ./internal/rawsock/
 
 # Every release target builds and vets (vet type-checks the tests too)
 # without running anything.

@@ -14,8 +14,9 @@ import (
 // they are armed before the request goes out. The HTTP/1.1 client bounds
 // its wait for the response headers with a read deadline at the first of
 // the two (headerBy, headerCause) and arms them when a read of the body
-// has to wait for the socket (h1Body.arm). A small non-stream answer,
-// read from the connection's buffer with its headers, never arms them: two
+// has to wait for the socket (Arm, from engine/upstream). A small
+// non-stream answer, read from the connection's buffer with its headers,
+// never arms them: two
 // runtime timers set and stopped and six closures less per request
 // (perf).
 type attemptTimers struct {
@@ -32,9 +33,9 @@ type attemptTimers struct {
 	stopFirst, stopTotal func()
 }
 
-// arm starts the timers with what is left of each, once; after stop it
+// Arm starts the timers with what is left of each, once; after stop it
 // does nothing. Safe on a nil *attemptTimers (a probe has none).
-func (t *attemptTimers) arm() {
+func (t *attemptTimers) Arm() {
 	if t == nil {
 		return
 	}
@@ -89,10 +90,14 @@ func stopped(stop func()) func() {
 	return nil
 }
 
+// HeaderTimedOut ends the attempt as the timers would have, had they run
+// while the HTTP/1.1 client waited for the headers until its deadline.
+func (t *attemptTimers) HeaderTimedOut() { t.cancel(t.headerCause()) }
+
 // headerCause is the cause the context would have ended with had the
 // timers run while the HTTP/1.1 client waited for headers until headerBy:
 // the first of the two to fire. The client ends the context with it
-// itself when its header deadline passes (h1Upstream.failed).
+// itself when its header deadline passes (engine/upstream: h1Client.failed).
 func (t *attemptTimers) headerCause() error {
 	if t.firstByte > 0 && (t.total <= 0 || t.firstByte <= t.total) {
 		return t.firstByteCause

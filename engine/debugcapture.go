@@ -12,6 +12,7 @@ import (
 
 	"github.com/ccload/ccload/config"
 	"github.com/ccload/ccload/engine/failure"
+	"github.com/ccload/ccload/engine/upstream"
 )
 
 // Debug capture. A request whose token or channel says
@@ -105,20 +106,15 @@ func (r *request) debugOn(ch *config.Channel) bool {
 func (r *request) captureRequest(attempt int, rq *upstreamRequest) *debugExchange {
 	max := r.debugMax()
 	var h headerList
-	rq.header(&h)
+	rq.Header(&h)
 	x := &debugExchange{Attempt: attempt, red: r.rec.red, secrets: r.clientSecrets()}
 	x.Request = debugRequest{
 		Method: http.MethodPost,
-		URL:    config.MaskURL(rq.url),
+		URL:    config.MaskURL(rq.URL),
 		Header: x.maskHeaders(h),
 	}
-	x.Request.debugBody = x.body(rq.body, int64(len(rq.body)), max)
-	r.rec.mu.Lock()
-	if r.rec.debug == nil {
-		r.rec.debug = &debugCapture{MaxBytes: max}
-	}
-	r.rec.debug.Exchanges = append(r.rec.debug.Exchanges, x)
-	r.rec.mu.Unlock()
+	x.Request.debugBody = x.body(rq.Body, int64(len(rq.Body)), max)
+	r.rec.addExchange(x, max)
 	return x
 }
 
@@ -307,8 +303,8 @@ func responseHeaders(h interface{ Get(string) string }) headerList {
 				out.Add(k, v)
 			}
 		}
-	case *h1Header:
-		for _, kv := range h.kv {
+	case *upstream.Header:
+		for _, kv := range h.Fields() {
 			out.Add(kv[0], kv[1])
 		}
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/ccload/ccload/engine/account"
 	"github.com/ccload/ccload/engine/cooldown"
 	"github.com/ccload/ccload/engine/responsesws"
+	"github.com/ccload/ccload/engine/upstream"
 	"github.com/ccload/ccload/internal/clock"
 	"github.com/ccload/ccload/pricing"
 	"github.com/ccload/ccload/store"
@@ -85,7 +86,7 @@ type Engine struct {
 	observer func(*fasthttp.RequestCtx) bool
 
 	catalog   PriceCatalog
-	upstream  *upstreams
+	upstream  *upstream.Clients
 	shared    Publisher // storage.shared: where pins are published (shared.go); nil = not shared
 	started   time.Time
 	retention interface{ Stats() store.RetentionStats }
@@ -125,7 +126,7 @@ func New(opts Options) *Engine {
 	e.reg.wsSessions = responsesws.NewSessions(&e.ws.stats)
 	e.bus = NewBus()
 	e.active = newActive()
-	e.upstream = newUpstreams(opts.Transport)
+	e.upstream = upstream.New(opts.Transport)
 	e.started = e.clock.Now()
 	if e.cfg != nil {
 		if snap := e.cfg.Current(); snap != nil {

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"testing"
 
+	"github.com/ccload/ccload/engine/upstream"
 	"github.com/valyala/fasthttp"
 )
 
@@ -44,20 +45,20 @@ func TestForwardHeadersRule(t *testing.T) {
 // upstream client, and nothing else (cookies, rate-limit counters of the
 // channel key, organisation ids).
 func TestCopyResponseHeadersKeepsOnlyTheListed(t *testing.T) {
-	upstream := [][2]string{
+	sent := [][2]string{
 		{"content-type", "application/json"}, {"request-id", "req_1"}, {"x-request-id", "xr_1"},
 		{"Request-Id", "second"}, {"set-cookie", "s=1"}, {"anthropic-ratelimit-requests-remaining", "5"},
 		{"openai-organization", "org"}, {"X-Empty", ""},
 	}
 	raw := "HTTP/1.1 200 OK\r\n"
 	hh := http.Header{}
-	for _, kv := range upstream {
+	for _, kv := range sent {
 		raw += kv[0] + ": " + kv[1] + "\r\n"
 		hh.Add(kv[0], kv[1])
 	}
-	h1, status, err := parseHead([]byte(raw + "\r\n"))
+	h1, status, err := upstream.ParseHead([]byte(raw + "\r\n"))
 	if err != nil || status != 200 {
-		t.Fatalf("parseHead: %d %v", status, err)
+		t.Fatalf("ParseHead: %d %v", status, err)
 	}
 	want := map[string]string{"Content-Type": "application/json", "Request-Id": "req_1", "X-Request-Id": "xr_1"}
 	for name, h := range map[string]interface{ Get(string) string }{"h1": h1, "net/http": hh} {
@@ -84,7 +85,7 @@ func TestCopyResponseHeadersKeepsOnlyTheListed(t *testing.T) {
 // TestCopyResponseHeadersReplacesTheType: an answer ccload converted or
 // streams keeps the upstream's request ids but carries its own type.
 func TestCopyResponseHeadersReplacesTheType(t *testing.T) {
-	h1, _, err := parseHead([]byte("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nRequest-Id: r\r\n\r\n"))
+	h1, _, err := upstream.ParseHead([]byte("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nRequest-Id: r\r\n\r\n"))
 	if err != nil {
 		t.Fatal(err)
 	}

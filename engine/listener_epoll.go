@@ -8,6 +8,8 @@ import (
 	"os"
 	"sync/atomic"
 	"syscall"
+
+	"github.com/ccload/ccload/internal/rawsock"
 )
 
 // aheadConn is a TCP connection whose one-byte reads read ahead, watched
@@ -25,8 +27,8 @@ import (
 // request's CPU).
 type aheadConn struct {
 	net.Conn
-	sock  *rawSock // the socket's reads past those read ahead, and its writes
-	ahead *[]byte  // bytes read ahead are (*ahead)[off:end]; nil when none
+	sock  *rawsock.Conn // the socket's reads past those read ahead, and its writes
+	ahead *[]byte       // bytes read ahead are (*ahead)[off:end]; nil when none
 	off   int
 	end   int
 
@@ -49,14 +51,14 @@ type aheadConn struct {
 // newAheadConn is tc read ahead and watched by h (nil: not watched); nil
 // when tc has no RawConn (the listener then hands out tc itself).
 func newAheadConn(tc *net.TCPConn, h *hangups) *aheadConn {
-	sock := newRawSock(tc)
+	sock := rawsock.New(tc)
 	if sock == nil {
 		return nil
 	}
 	ac := &aheadConn{Conn: tc, sock: sock}
 	ac.readFn = ac.readSocket // bound once: a closure per read cost four allocations
 	if h != nil {
-		_ = sock.rc.Control(func(fd uintptr) { h.watch(ac, int(fd)) })
+		_ = sock.Control(func(fd uintptr) { h.watch(ac, int(fd)) })
 	}
 	return ac
 }
@@ -81,7 +83,7 @@ func (c *aheadConn) Write(p []byte) (int, error) { return c.sock.Write(p) }
 // readAhead waits until the socket is readable, holding no buffer, then
 // reads what is there into a pooled one and returns its first byte.
 func (c *aheadConn) readAhead(p []byte) (int, error) {
-	if err := c.sock.rc.Read(c.readFn); err != nil {
+	if err := c.sock.WaitRead(c.readFn); err != nil {
 		return 0, err // a deadline, or the connection closed (a *net.OpError)
 	}
 	buf, n, rerr := c.buf, c.n, c.err
@@ -109,7 +111,7 @@ func (c *aheadConn) readAhead(p []byte) (int, error) {
 func (c *aheadConn) readSocket(fd uintptr) bool {
 	c.buf = aheadBufs.Get().(*[]byte)
 	for {
-		c.n, c.err = sockRead(fd, *c.buf)
+		c.n, c.err = rawsock.ReadFD(fd, *c.buf)
 		if c.err != syscall.EINTR {
 			break
 		}

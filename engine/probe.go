@@ -9,6 +9,7 @@ import (
 
 	"github.com/ccload/ccload/config"
 	"github.com/ccload/ccload/engine/failure"
+	"github.com/ccload/ccload/engine/upstream"
 	"github.com/ccload/ccload/protocol"
 )
 
@@ -93,12 +94,12 @@ func (e *Engine) RunProbe(ctx context.Context, snap *config.Snapshot, p Probe) P
 		return done(failure.Outcome{Kind: failure.KindClient, ClientFault: true, Message: err.Error()}, 0)
 	}
 	probeReq := &request{ep: endpoint{family: fam}, stream: p.Stream}
-	rq := upstreamRequest{
-		ctx: ctx, proxy: ch.Proxy, body: body,
-		url:    protocol.UpstreamURL(fam, u.URL, u.Exact, p.Model.Upstream, p.Stream),
-		header: func(h headerSetter) { probeReq.setUpstreamHeaders(h, fam, ch, p.Key) },
-	}
-	rq.headerBy, _ = ctx.Deadline()
+	rq := upstreamRequest{Request: upstream.Request{
+		Ctx: ctx, Proxy: ch.Proxy, Body: body,
+		URL:    protocol.UpstreamURL(fam, u.URL, u.Exact, p.Model.Upstream, p.Stream),
+		Header: func(h headerSetter) { probeReq.setUpstreamHeaders(h, fam, ch, p.Key) },
+	}}
+	rq.HeaderBy, _ = ctx.Deadline()
 	s := e.send(&rq)
 	if s.status != 0 {
 		res.TTFB = e.clock.Now().Sub(start)

@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/ccload/ccload/engine/failure"
+	"github.com/ccload/ccload/engine/upstream"
 )
 
 // sent is how the first phase of an upstream call ended: a 2xx answer
@@ -19,11 +20,11 @@ type sent struct {
 // send is the one send path of live attempts and probes (RunProbe), so a
 // probe acts exactly as a request would: the same client choice, proxy,
 // headers and cancellation, and the same classification of a setup or
-// transport failure or an error status. rq.ctx ends the call; when it was
+// transport failure or an error status. rq.Ctx ends the call; when it was
 // ended by one of the attempt's timers or a deadline, the failure is a
 // timeout.
 func (e *Engine) send(rq *upstreamRequest) sent {
-	resp, err := e.upstream.do(rq)
+	resp, err := e.upstream.Do(&rq.Request)
 	if err != nil {
 		return e.sendFailed(rq, err)
 	}
@@ -36,27 +37,21 @@ func (e *Engine) send(rq *upstreamRequest) sent {
 	return sent{resp: resp, status: resp.StatusCode}
 }
 
-// sendFailed classifies a request that got no response. It and refused
-// are out of line so that send's frame, which every request's stack holds
-// while the upstream answers, stays small (see dialAside).
-//
-//go:noinline
+// sendFailed classifies a request that got no response.
 func (e *Engine) sendFailed(rq *upstreamRequest, err error) sent {
 	var o failure.Outcome
 	switch err {
-	case errBadProxy:
+	case upstream.ErrBadProxy:
 		o = failure.Outcome{Kind: failure.KindNetwork, Scope: failure.ScopeChannel, Retry: true, Message: err.Error()}
-	case errBadURL:
+	case upstream.ErrBadURL:
 		o = failure.Outcome{Kind: failure.KindNetwork, Scope: failure.ScopeURL, Retry: true, Message: err.Error()}
 	default:
-		o = failure.Classify(failure.Input{Err: err, Timeout: timedOut(rq.ctx), Now: e.clock.Now()})
+		o = failure.Classify(failure.Input{Err: err, Timeout: timedOut(rq.Ctx), Now: e.clock.Now()})
 	}
 	return sent{outcome: o}
 }
 
 // refused reads and classifies an upstream error status.
-//
-//go:noinline
 func (e *Engine) refused(resp *upstreamResponse) sent {
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, errorPeekBytes))
 	resp.Body.Close()

@@ -22,7 +22,7 @@ import (
 	"github.com/ccload/ccload/store"
 )
 
-// Plain http:// upstreams go through the fasthttp client, everything else
+// Plain http:// upstreams go through ccload's HTTP/1.1 client, everything else
 // through net/http (engine.Options.Transport forces it here, as a proxy or
 // https would). Both must answer, stream, time out and retry the same way,
 // and both follow the engine's clock: the slow first byte times out when a

@@ -37,11 +37,11 @@ const refusalTTL = 10 * time.Minute
 // over HTTP/SSE instead (the attempt's notes say so), and so do the URL's
 // turns for refusalTTL.
 func (e *Engine) sendSocket(rq *upstreamRequest, ups *upstreamSockets, slot string, note func(string)) sent {
-	if until, ok := e.reg.wsRefused.load(rq.url); ok && e.clock.Now().Before(until) {
+	if until, ok := e.reg.wsRefused.load(rq.URL); ok && e.clock.Now().Before(until) {
 		note("websocket upstream refused the upgrade earlier, HTTP/SSE used")
 		return e.send(rq)
 	}
-	frame, _ := sjson.SetBytes(rq.body, "type", "response.create")
+	frame, _ := sjson.SetBytes(rq.Body, "type", "response.create")
 	frame, _ = sjson.DeleteBytes(frame, "stream")
 
 	conn, last := ups.take(slot)
@@ -68,19 +68,19 @@ func (e *Engine) sendSocket(rq *upstreamRequest, ups *upstreamSockets, slot stri
 		if err != nil {
 			var refused *socketRefused
 			if errors.As(err, &refused) {
-				e.reg.wsRefused.store(rq.url, e.clock.Now().Add(refusalTTL))
+				e.reg.wsRefused.store(rq.URL, e.clock.Now().Add(refusalTTL))
 			}
 			note("websocket upstream refused (" + truncate(err.Error(), 120) + "), HTTP/SSE used")
 			return e.send(rq)
 		}
 	}
-	b := &socketBody{conn: conn, ctx: rq.ctx, redial: redial, full: full, ups: ups, slot: slot}
+	b := &socketBody{conn: conn, ctx: rq.Ctx, redial: redial, full: full, ups: ups, slot: slot}
 	b.arm()
 	resp := &upstreamResponse{
 		StatusCode: 200,
 		Header:     http.Header{"Content-Type": []string{"text/event-stream"}},
 		Body:       b,
-		ctx:        rq.ctx,
+		Ctx:        rq.Ctx,
 	}
 	if rq.onResponse != nil {
 		// A debug capture records the socket's events as the stream the
@@ -139,7 +139,7 @@ func (r *socketRefused) Error() string { return r.err.Error() }
 
 // dialSocket opens an upstream socket and sends frame on it.
 func (e *Engine) dialSocket(rq *upstreamRequest, frame []byte) (*websocket.Conn, error) {
-	u := rq.url
+	u := rq.URL
 	switch {
 	case strings.HasPrefix(u, "https://"):
 		u = "wss://" + strings.TrimPrefix(u, "https://")
@@ -147,13 +147,13 @@ func (e *Engine) dialSocket(rq *upstreamRequest, frame []byte) (*websocket.Conn,
 		u = "ws://" + strings.TrimPrefix(u, "http://")
 	}
 	h := http.Header{}
-	rq.header(h)
+	rq.Header(h)
 	for _, k := range []string{"Content-Type", "Content-Length", "Accept-Encoding", "Connection", "Upgrade"} {
 		h.Del(k)
 	}
 	h.Set("OpenAI-Beta", "responses_websockets=2026-02-06")
 	d := websocket.Dialer{HandshakeTimeout: 30 * time.Second}
-	conn, resp, err := d.DialContext(rq.ctx, u, h)
+	conn, resp, err := d.DialContext(rq.Ctx, u, h)
 	if resp != nil && resp.Body != nil {
 		resp.Body.Close()
 	}

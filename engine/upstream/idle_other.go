@@ -1,6 +1,6 @@
 //go:build !unix
 
-package engine
+package upstream
 
 import (
 	"errors"
@@ -14,7 +14,7 @@ import (
 // returns without looking at the socket.
 const idleCheckWait = time.Millisecond
 
-// idleReceived is upstream_idle_unix.go's check without a peek: a read
+// idleReceived is idle_unix.go's check without a peek: a read
 // bounded by a short deadline. Anything it gets (bytes, EOF, a reset)
 // condemns the connection, which is then closed, so consuming the byte
 // loses nothing. It costs idleCheckWait per reused connection. deadline

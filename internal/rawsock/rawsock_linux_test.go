@@ -1,6 +1,6 @@
 //go:build linux && !ccload_portable
 
-package engine
+package rawsock
 
 import (
 	"bytes"
@@ -13,8 +13,8 @@ import (
 )
 
 // rawPair is a connected TCP pair whose accepted side is read and written
-// through a rawSock.
-func rawPair(t *testing.T) (client net.Conn, server net.Conn, s *rawSock) {
+// through a Conn.
+func rawPair(t *testing.T) (client net.Conn, server net.Conn, s *Conn) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -31,9 +31,9 @@ func rawPair(t *testing.T) (client net.Conn, server net.Conn, s *rawSock) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { server.Close() })
-	s = newRawSock(server)
+	s = New(server)
 	if s == nil {
-		t.Fatal("newRawSock of a TCP connection is nil")
+		t.Fatal("New of a TCP connection is nil")
 	}
 	return client, server, s
 }
@@ -133,8 +133,8 @@ func TestRawSockErrorsAreNetConns(t *testing.T) {
 		a, b := net.Pipe()
 		defer a.Close()
 		defer b.Close()
-		if s := newRawSock(a); s != nil {
-			t.Fatal("newRawSock of a net.Pipe is not nil")
+		if s := New(a); s != nil {
+			t.Fatal("New of a net.Pipe is not nil")
 		}
 	})
 }

@@ -1,4 +1,4 @@
-package engine
+package upstream
 
 import (
 	"bufio"
@@ -65,16 +65,16 @@ func startH1Server(t *testing.T, answer func(n int) (pieces []string, keep bool)
 	return s
 }
 
-func h1Get(t *testing.T, u *h1Upstream, url string, header func(h headerSetter)) (*upstreamResponse, []byte, error) {
+func h1Get(t *testing.T, u *h1Client, url string, header func(h HeaderSetter)) (*Response, []byte, error) {
 	t.Helper()
 	target, ok := parseH1Target(url)
 	if !ok {
 		t.Fatalf("parseH1Target(%q) refused", url)
 	}
 	if header == nil {
-		header = func(h headerSetter) { h.Set("Content-Type", "application/json") }
+		header = func(h HeaderSetter) { h.Set("Content-Type", "application/json") }
 	}
-	rq := &upstreamRequest{ctx: context.Background(), url: url, body: []byte(`{"q":1}`), header: header}
+	rq := &Request{Ctx: context.Background(), URL: url, Body: []byte(`{"q":1}`), Header: header}
 	resp, err := u.do(rq, target)
 	if err != nil {
 		return nil, nil, err
@@ -109,7 +109,7 @@ func TestH1ClientReadsEveryFraming(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := startH1Server(t, func(int) ([]string, bool) { return tc.pieces, tc.keep })
-			u := newH1Upstream()
+			u := newH1Client()
 			for i := range 2 {
 				resp, body, err := h1Get(t, u, s.url+"/v1/x?y=1", nil)
 				if err != nil || string(body) != tc.body {
@@ -151,7 +151,7 @@ func TestH1ClientRefusesMalformedAnswers(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := startH1Server(t, func(int) ([]string, bool) { return []string{tc.answer}, false })
-			if _, body, err := h1Get(t, newH1Upstream(), s.url+"/", nil); err == nil {
+			if _, body, err := h1Get(t, newH1Client(), s.url+"/", nil); err == nil {
 				t.Fatalf("read %q without an error", body)
 			}
 		})
@@ -165,7 +165,7 @@ func TestH1ClientWritesOnlyItsOwnFraming(t *testing.T) {
 	s := startH1Server(t, func(int) ([]string, bool) {
 		return []string{"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"}, true
 	})
-	_, _, err := h1Get(t, newH1Upstream(), s.url+"/p", func(h headerSetter) {
+	_, _, err := h1Get(t, newH1Client(), s.url+"/p", func(h HeaderSetter) {
 		h.Add("X-A", "1")
 		h.Add("x-a", "2")
 		h.Set("X-B", "evil\r\nX-Injected: yes")
@@ -207,7 +207,7 @@ func TestH1ClientSendsAgainOnAStaleConnection(t *testing.T) {
 		}
 		return []string{"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"}, false // closes after each
 	})
-	u := newH1Upstream()
+	u := newH1Client()
 	for i := range 2 {
 		if _, body, err := h1Get(t, u, s.url+"/", nil); err != nil || string(body) != "ok" {
 			t.Fatalf("request %d: %q %v", i, body, err)
@@ -227,8 +227,8 @@ func TestH1ClientStopsAWaitingReadWhenTheAttemptEnds(t *testing.T) {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	url := s.url + "/"
 	target, _ := parseH1Target(url)
-	rq := &upstreamRequest{ctx: ctx, url: url, body: []byte("{}"), header: func(headerSetter) {}, headerBy: time.Now().Add(time.Minute)}
-	resp, err := newH1Upstream().do(rq, target)
+	rq := &Request{Ctx: ctx, URL: url, Body: []byte("{}"), Header: func(HeaderSetter) {}, HeaderBy: time.Now().Add(time.Minute)}
+	resp, err := newH1Client().do(rq, target)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -266,10 +266,10 @@ func TestParseH1Target(t *testing.T) {
 }
 
 func TestParseHeadLooksUpAsHTTPHeaderDoes(t *testing.T) {
-	h, status, err := parseHead([]byte("HTTP/1.1 429 Too Many Requests\r\nA: 1\r\nB: 2\r\nC: 3\r\nD: 4\r\nE: 5\r\nF: 6\r\nG: 7\r\nH: 8\r\n" +
+	h, status, err := ParseHead([]byte("HTTP/1.1 429 Too Many Requests\r\nA: 1\r\nB: 2\r\nC: 3\r\nD: 4\r\nE: 5\r\nF: 6\r\nG: 7\r\nH: 8\r\n" +
 		"X-Folded: a\r\n\tb \r\nretry-after:\t 7 \r\nRetry-After: 9\r\n\r\n"))
 	if err != nil || status != 429 {
-		t.Fatalf("parseHead: %d %v", status, err)
+		t.Fatalf("ParseHead: %d %v", status, err)
 	}
 	for name, want := range map[string]string{"h": "8", "X-FOLDED": "a b", "Retry-After": "7", "Missing": ""} {
 		if got := h.Get(name); got != want {

@@ -1,4 +1,4 @@
-package engine
+package upstream
 
 import (
 	"bufio"
@@ -50,7 +50,7 @@ func idleBytesCase(t *testing.T, idle string, keep bool) {
 		}
 	}()
 	s := &h1Server{url: "http://" + ln.Addr().String()}
-	u := newH1Upstream()
+	u := newH1Client()
 	if _, body, err := h1Get(t, u, s.url+"/", nil); err != nil || string(body) != "ok" {
 		t.Fatalf("first request: %q %v", body, err)
 	}

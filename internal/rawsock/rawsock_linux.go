@@ -1,6 +1,11 @@
 //go:build linux && !ccload_portable
 
-package engine
+// Package rawsock reads and writes TCP sockets on Linux with system calls
+// that do not enter the Go scheduler's system-call state. The gateway's
+// listener and its HTTP/1.1 upstream client both use it; elsewhere (other
+// systems, the ccload_portable build tag) New gives nil and they use the
+// net.Conn itself.
+package rawsock
 
 import (
 	"io"
@@ -9,8 +14,8 @@ import (
 	"syscall"
 )
 
-// rawSock reads and writes a TCP socket with system calls that do not tell
-// the Go scheduler they may block (sockRead, sockWrite: RawSyscall outside
+// Conn reads and writes a TCP socket with system calls that do not tell
+// the Go scheduler they may block (ReadFD, WriteFD: RawSyscall outside
 // the race detector). The socket is non-blocking, so they never do: a read
 // with nothing to read or a write into a full buffer returns EAGAIN, and
 // RawConn then waits in the netpoller as net.Conn does.
@@ -25,7 +30,7 @@ import (
 //
 // Deadlines, closing and the netpoller's waiting are RawConn's, so they
 // behave as net.Conn's do; errors are the *net.OpError net.Conn returns.
-type rawSock struct {
+type Conn struct {
 	conn net.Conn // the socket's net.Conn, for its addresses in errors
 	rc   syscall.RawConn
 
@@ -44,9 +49,9 @@ type rawSock struct {
 	werr            error
 }
 
-// newRawSock is c's rawSock, nil when c is not a TCP socket with a
-// RawConn (the caller then uses c itself).
-func newRawSock(c net.Conn) *rawSock {
+// New is c's Conn, nil when c is not a TCP socket with a RawConn (the
+// caller then uses c itself).
+func New(c net.Conn) *Conn {
 	tc, ok := c.(*net.TCPConn)
 	if !ok {
 		return nil
@@ -55,25 +60,34 @@ func newRawSock(c net.Conn) *rawSock {
 	if err != nil {
 		return nil
 	}
-	s := &rawSock{conn: c, rc: rc}
+	s := &Conn{conn: c, rc: rc}
 	s.readFn = s.readSocket
 	s.writeFn = s.writeSocket
 	s.peekFn = s.peekSocket
 	return s
 }
 
-// received is idleReceived on the socket's own RawConn with a callback
-// bound once: the check runs before every reuse of a pooled connection,
-// and idleReceived's SyscallConn and closure were allocations per request.
-func (s *rawSock) received() bool {
+// Control runs f with the socket's descriptor (RawConn.Control).
+func (s *Conn) Control(f func(fd uintptr)) error { return s.rc.Control(f) }
+
+// WaitRead waits until the socket is readable and f reports true
+// (RawConn.Read): f reads with ReadFD and returns false on EAGAIN.
+func (s *Conn) WaitRead(f func(fd uintptr) bool) error { return s.rc.Read(f) }
+
+// Received reports whether bytes or the peer's close (FIN or reset) are
+// waiting on the socket: a peek that never waits and consumes nothing.
+// The upstream client checks an idle pooled connection with it before
+// every reuse, so its callback is bound once (SyscallConn and a closure
+// per check were allocations per request).
+func (s *Conn) Received() bool {
 	s.peeked = false
 	err := s.rc.Read(s.peekFn)
 	return err != nil || s.peeked
 }
 
-// peekSocket is idleReceived's peek: MSG_PEEK consumes nothing, and
-// EAGAIN (nothing there) leaves the connection as the answer left it.
-func (s *rawSock) peekSocket(fd uintptr) bool {
+// peekSocket is Received's peek: MSG_PEEK consumes nothing, and EAGAIN
+// (nothing there) leaves the socket as it was.
+func (s *Conn) peekSocket(fd uintptr) bool {
 	for {
 		_, _, err := syscall.Recvfrom(int(fd), s.peekBuf[:], syscall.MSG_PEEK)
 		switch err {
@@ -88,7 +102,7 @@ func (s *rawSock) peekSocket(fd uintptr) bool {
 }
 
 // Read is net.Conn's Read.
-func (s *rawSock) Read(p []byte) (int, error) {
+func (s *Conn) Read(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
@@ -107,9 +121,9 @@ func (s *rawSock) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-func (s *rawSock) readSocket(fd uintptr) bool {
+func (s *Conn) readSocket(fd uintptr) bool {
 	for {
-		n, err := sockRead(fd, s.rbuf)
+		n, err := ReadFD(fd, s.rbuf)
 		switch err {
 		case syscall.EINTR:
 			continue
@@ -125,7 +139,7 @@ func (s *rawSock) readSocket(fd uintptr) bool {
 }
 
 // Write is net.Conn's Write: all of p, or an error.
-func (s *rawSock) Write(p []byte) (int, error) {
+func (s *Conn) Write(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
@@ -142,9 +156,9 @@ func (s *rawSock) Write(p []byte) (int, error) {
 	return n, nil
 }
 
-func (s *rawSock) writeSocket(fd uintptr) bool {
+func (s *Conn) writeSocket(fd uintptr) bool {
 	for s.wn < len(s.wbuf) {
-		n, err := sockWrite(fd, s.wbuf[s.wn:])
+		n, err := WriteFD(fd, s.wbuf[s.wn:])
 		switch err {
 		case syscall.EINTR:
 			continue
@@ -163,7 +177,7 @@ func (s *rawSock) writeSocket(fd uintptr) bool {
 // opError is err as net.Conn reports it. RawConn's own errors (a deadline,
 // a closed connection) already are *net.OpErrors, named "raw-read" and
 // "raw-write"; they get net.Conn's operation names.
-func (s *rawSock) opError(op string, err error) error {
+func (s *Conn) opError(op string, err error) error {
 	if oe, ok := err.(*net.OpError); ok {
 		oe.Op = op
 		return oe
