@@ -44,9 +44,7 @@ func (e *Engine) accountOrder(ch *config.Channel, idx []int) []int {
 // listener for the quota headers of the answer. It returns a failure when
 // the account cannot be used (signed out, invalid, refresh failed), which
 // moves the request on to the next account.
-//
-//go:noinline
-func (e *Engine) accountFor(r *request, c *upstreamCall) *attemptResult {
+func (e *Engine) accountFor(r *request, c *attempt) *attemptResult {
 	ch := c.route.Channel
 	if ch.Credentials == config.CredentialsClient {
 		return clientCredentialFor(r, c)
@@ -77,13 +75,20 @@ func (e *Engine) accountFor(r *request, c *upstreamCall) *attemptResult {
 			h.Set("chatgpt-account-id", cred.AccountID)
 			h.Set("originator", account.CodexOriginator)
 			h.Set("session_id", session)
+			h.Set("Accept", "text/event-stream")
 		}
 	}
+	// The Codex backend only streams (account.CodexWhole): a client that
+	// asked for one whole answer gets the stream assembled into it.
+	whole := ch.OAuth == config.OAuthCodex && !r.stream
 	prev := c.rq.onResponse
 	c.rq.onResponse = func(resp *upstreamResponse) {
 		e.accounts.Observe(ch, name, resp.Header.Get)
 		if prev != nil {
 			prev(resp)
+		}
+		if whole && resp.StatusCode >= 200 && resp.StatusCode <= 299 {
+			resp.Body = account.CodexWhole(resp.Body)
 		}
 	}
 	return nil
@@ -91,8 +96,6 @@ func (e *Engine) accountFor(r *request, c *upstreamCall) *attemptResult {
 
 // noAccountLeft says on the request's 503 why an oauth channel had no
 // account to try: each account's reason, the soonest reset among them.
-//
-//go:noinline
 func (e *Engine) noAccountLeft(ch *config.Channel, p *routePlan) {
 	if ch.OAuth == "" || e.accounts == nil {
 		return
@@ -107,10 +110,9 @@ func (e *Engine) noAccountLeft(ch *config.Channel, p *routePlan) {
 	p.note(ch.Name + ": no account can take the request (" + strings.Join(why, ", ") + ")")
 }
 
-func accountFailure(c *upstreamCall, msg string) *attemptResult {
+func accountFailure(c *attempt, msg string) *attemptResult {
 	o := failure.Outcome{Kind: failure.KindAuth, Scope: failure.ScopeKey, Retry: true, Message: msg}
 	c.at.end(time.Now(), 0, o)
-	c.cancel(nil)
 	return &attemptResult{outcome: o}
 }
 
@@ -119,8 +121,6 @@ func accountFailure(c *upstreamCall, msg string) *attemptResult {
 // account should be tried once more. handled: the failure was the
 // account's quota, now recorded with its reset time, so no cooldown is
 // struck (the pool skips the account until exactly the reset).
-//
-//go:noinline
 func (e *Engine) accountAnswer(r *request, rt config.Route, ki int, res *attemptResult, retried *bool) (retry, handled bool) {
 	ch := rt.Channel
 	if ch.OAuth == "" || e.accounts == nil {

@@ -131,7 +131,7 @@ func (r *request) pinKey() affinity.SessionKey {
 }
 
 // repin records the route that just served the request's session.
-func (e *Engine) repin(r *request, c *upstreamCall, now time.Time) {
+func (e *Engine) repin(r *request, c *attempt, now time.Time) {
 	ch := c.route.Channel
 	if !r.snap.Routing.Affinity.Enabled || !ch.Affinity || r.session.ID == "" {
 		return

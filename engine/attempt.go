@@ -64,11 +64,7 @@ func (e *Engine) attemptLoop(ctx *fasthttp.RequestCtx, r *request, routes []conf
 }
 
 // planRoutes orders the routes and leaves out those that cannot be tried
-// now. It and unserved are out of line so that attemptLoop's frame, which
-// every request's stack holds while the upstream answers, stays small
-// (see dialAside).
-//
-//go:noinline
+// now.
 func (e *Engine) planRoutes(r *request, routes []config.Route, now time.Time) *routePlan {
 	hs := r.snap.Routing.HealthScore
 	ordered := e.orderRoutes(routes, func(ch *config.Channel) float64 { return e.effectivePriority(ch, hs, now) })
@@ -78,8 +74,6 @@ func (e *Engine) planRoutes(r *request, routes []config.Route, now time.Time) *r
 }
 
 // unserved answers a request no attempt answered.
-//
-//go:noinline
 func (e *Engine) unserved(ctx *fasthttp.RequestCtx, r *request, last *attemptResult, p *routePlan, now time.Time) {
 	switch {
 	case r.outOfTime(e.clock.Now()):
@@ -121,7 +115,7 @@ func (e *Engine) tryRoute(ctx *fasthttp.RequestCtx, r *request, c candidate, p *
 			return nil, e.abandoned(ctx, r)
 		}
 		e.claimTrials(c.route, keys[ki], urls[ui])
-		res := e.attempt(ctx, r, c.route, keys[ki], urls[ui])
+		res := e.try(ctx, r, c.route, keys[ki], urls[ui])
 		if res.done {
 			return nil, true
 		}
@@ -156,19 +150,12 @@ func (e *Engine) tryRoute(ctx *fasthttp.RequestCtx, r *request, c candidate, p *
 // abandoned ends a request whose client hung up while it waited for an
 // upstream: no further attempt, nothing cooled, 499 on the log row. It
 // reports true (the request is done).
-//
-//go:noinline
 func (e *Engine) abandoned(ctx *fasthttp.RequestCtx, r *request) bool {
 	e.reject(ctx, r, &clientError{Status: 499, Msg: errClientGone.Error() + " while waiting for the upstream"})
 	return true
 }
 
 // attemptOrder is the order in which a route's keys and URLs are tried.
-// It and failed are out of line so that tryRoute's frame, which every
-// request's stack holds while the upstream answers, stays small (see
-// dialAside).
-//
-//go:noinline
 func (e *Engine) attemptOrder(r *request, c candidate) (keys, urls []int) {
 	ch := c.route.Channel
 	keys, urls = e.keyOrder(ch, c.anyway), e.urlOrder(ch, c.anyway)
@@ -179,8 +166,6 @@ func (e *Engine) attemptOrder(r *request, c candidate) (keys, urls []int) {
 
 // failed counts a failed attempt against the channel's health and cools
 // what it names.
-//
-//go:noinline
 func (e *Engine) failed(r *request, rt config.Route, ki, ui int, o failure.Outcome) {
 	e.reg.health.get(rt.Channel.Name).add(e.clock.Now(), true)
 	if o.RetryAfter > 0 && (r.retryAfter == 0 || o.RetryAfter < r.retryAfter) {
@@ -253,11 +238,10 @@ func (e *Engine) giveUp(ctx *fasthttp.RequestCtx, r *request, last *attemptResul
 	e.reject(ctx, r, ce)
 }
 
-// attempt sends the request to one channel, key and URL. It returns done
+// try sends the request to one channel, key and URL. It returns done
 // once the client has an answer; otherwise the classified failure.
-// The result is on the heap: tryRoute keeps the last failure, and a
-// pointer keeps the result out of the frames of the attempt path.
-func (e *Engine) attempt(ctx *fasthttp.RequestCtx, r *request, rt config.Route, ki, ui int) *attemptResult {
+// The result is on the heap: tryRoute keeps the last failure.
+func (e *Engine) try(ctx *fasthttp.RequestCtx, r *request, rt config.Route, ki, ui int) *attemptResult {
 	u := &rt.Channel.URLs[ui]
 	res := new(attemptResult)
 	if r.detects(u) {
@@ -268,55 +252,114 @@ func (e *Engine) attempt(ctx *fasthttp.RequestCtx, r *request, rt config.Route, 
 	return res
 }
 
-// attemptAs is attempt speaking family up to the URL.
+// attemptAs is try speaking family up to the URL: one attempt, or two
+// when the upstream refused a reasoning signature (signature_retry.go).
 func (e *Engine) attemptAs(ctx *fasthttp.RequestCtx, r *request, rt config.Route, ki, ui int, up protocol.Family) attemptResult {
-	ch := rt.Channel
-	r.attempts++
-	at := r.rec.begin(ch.Name, e.reg.keyID(ch.Keys[ki]), e.reg.urlID(ch.URLs[ui].URL), up, rt.Upstream, e.clock.Now())
-	body, ok := e.bodyFor(ctx, r, rt, up, at)
-	if !ok {
-		return attemptResult{done: true}
+	for {
+		res, again := e.newAttempt(r, rt, ki, ui, up).run(ctx)
+		if !again {
+			return res
+		}
 	}
-	c := e.newCall(r, rt, ki, ui, up, body, at)
-	if failed := e.accountFor(r, c); failed != nil {
-		return *failed
-	}
-	var s sent
-	if r.socket && ch.WebSockets && up == protocol.Responses && ch.Proxy == "" {
-		c.timers.Arm()
-		slot := ch.Name + "\x00" + e.reg.keyID(ch.Keys[ki]) + "\x00" + c.rq.URL
-		s = e.sendSocket(&c.rq, r.ups, slot, func(n string) { at.note([]string{n}) })
-	} else {
-		s = e.send(&c.rq)
-	}
-	if s.resp == nil {
-		return e.unanswered(ctx, r, c, &s)
-	}
-	// The request is sent; what the answer needs of it is in c and r, and
-	// a stream should not keep the (maybe converted) body alive.
-	c.rq = upstreamRequest{}
-	c.resp = s.resp
-	r.probeFound(up)
-	if r.ep.pass != nil && !(r.stream && isEventStream(c.resp.Header.Get("Content-Type"))) {
-		return e.finishPass(ctx, r, c)
-	}
-	if !r.stream || !isEventStream(c.resp.Header.Get("Content-Type")) {
-		return e.finishJSON(ctx, r, c)
-	}
-	return e.startStream(ctx, r, c)
 }
 
-// The helpers of attemptAs below are out of line so that its frame, which
-// every request's stack holds while the upstream answers, stays small: a
-// request's deepest point must fit the 8 KiB stack a stream then keeps
-// (see dialAside).
+// attempt is one try of one route, key and URL, from its log entry to its
+// cleanup: the upstream request, its context and timers, the answer and
+// how it is relayed. It lives on the heap, so the frames of the functions
+// that run it stay small however much an attempt holds: a request's
+// deepest point (and a stream's wait) must fit the 8 KiB stack a
+// goroutine keeps (TestRequestsFitEightKiBStack).
+type attempt struct {
+	e        *Engine
+	r        *request
+	route    config.Route
+	keyIndex int
+	urlIndex int
+	family   protocol.Family
+	at       *attemptLog
+	started  time.Time
+	// relay turns the answer into the client's (relay.go).
+	relay relay
+	// cancel ends the upstream request's context; nil until prepare.
+	cancel context.CancelCauseFunc
+	timers attemptTimers
+	// rq is the request sent up, cleared once an answer arrived.
+	rq   upstreamRequest
+	resp *upstreamResponse
+	// headerWait is the HTTP/1.1 connection waiting for this attempt's
+	// answer headers, which a hang-up closes (request.leave).
+	headerWait upstream.HeaderWait
+	// relaying: a committed stream's relay, which runs after the handler
+	// returned, owns the attempt and closes it when the stream ends.
+	relaying bool
+}
 
-// bodyFor is the body sent up, or false when the request cannot be
+// newAttempt logs a new attempt and chooses how its answer is relayed.
+func (e *Engine) newAttempt(r *request, rt config.Route, ki, ui int, up protocol.Family) *attempt {
+	ch := rt.Channel
+	r.attempts++
+	now := e.clock.Now()
+	a := &attempt{e: e, r: r, route: rt, keyIndex: ki, urlIndex: ui, family: up, started: now,
+		at: r.rec.begin(ch.Name, e.reg.keyID(ch.Keys[ki]), e.reg.urlID(ch.URLs[ui].URL), up, rt.Upstream, now)}
+	a.relay = chooseRelay(a)
+	return a
+}
+
+// close ends the attempt: its timers, its context and the upstream body.
+// It is the one cleanup of every attempt, whichever way it ended.
+func (a *attempt) close() {
+	a.timers.stop()
+	if a.cancel != nil {
+		a.cancel(nil)
+	}
+	if a.resp != nil {
+		a.resp.Body.Close()
+	}
+}
+
+// run sends the attempt and turns its answer into the client's. again
+// asks attemptAs for one more attempt on the same route. The attempt is
+// closed when run returns, whichever way, unless a stream went to the
+// client: its relay closes it when the stream ends (stream.go).
+func (a *attempt) run(ctx *fasthttp.RequestCtx) (res attemptResult, again bool) {
+	defer func() {
+		if !a.relaying {
+			a.close()
+		}
+	}()
+	e, r, ch := a.e, a.r, a.route.Channel
+	body, ok := a.body(ctx)
+	if !ok {
+		return attemptResult{done: true}, false
+	}
+	a.prepare(body)
+	if failed := e.accountFor(r, a); failed != nil {
+		return *failed, false
+	}
+	var s sent
+	if r.socket && ch.WebSockets && a.family == protocol.Responses && ch.Proxy == "" {
+		a.timers.Arm()
+		slot := ch.Name + "\x00" + e.reg.keyID(ch.Keys[a.keyIndex]) + "\x00" + a.rq.URL
+		s = e.sendSocket(&a.rq, r.ups, slot, func(n string) { a.at.note([]string{n}) })
+	} else {
+		s = e.send(&a.rq)
+	}
+	if s.resp == nil {
+		return a.unanswered(ctx, &s)
+	}
+	// The request is sent; what the answer needs of it is in a and r, and
+	// a stream should not keep the (maybe converted) body alive.
+	a.rq = upstreamRequest{}
+	a.resp = s.resp
+	r.probeFound(a.family)
+	return a.answer(ctx), false
+}
+
+// body is the body sent up, or false when the request cannot be
 // expressed for this upstream; the client then has its 400: the client's
 // fault (design §7), never a silent drop.
-//
-//go:noinline
-func (e *Engine) bodyFor(ctx *fasthttp.RequestCtx, r *request, rt config.Route, up protocol.Family, at *attemptLog) ([]byte, bool) {
+func (a *attempt) body(ctx *fasthttp.RequestCtx) ([]byte, bool) {
+	e, r, rt, up := a.e, a.r, a.route, a.family
 	body, notes, err := r.upstreamBody(up, rt.Upstream, convert.RequestOptions{
 		HostedSearch: rt.Channel.WebSearch, Checked: r.bodyChecked,
 		Origin: signature.NewOrigin(up, rt.Channel.Name), DropSignatures: r.dropSignatures,
@@ -324,30 +367,29 @@ func (e *Engine) bodyFor(ctx *fasthttp.RequestCtx, r *request, rt config.Route, 
 	if r.socket {
 		notes = append(notes, "transport: websocket")
 	}
-	at.note(notes)
+	a.at.note(notes)
 	if err == nil {
 		body, err = rewriteBody(rt.Channel.Rewrite.Body, body)
 	}
 	if err == nil && up == protocol.Responses {
 		var dialect []string
 		body, dialect, err = codexDialect(rt.Channel, body)
-		at.note(dialect)
+		a.at.note(dialect)
 	}
 	if err != nil {
 		ce := &clientError{Status: 400, Msg: err.Error()}
-		at.end(e.clock.Now(), 400, failure.Outcome{Kind: failure.KindClient, ClientFault: true, Message: ce.Msg})
+		a.at.end(e.clock.Now(), 400, failure.Outcome{Kind: failure.KindClient, ClientFault: true, Message: ce.Msg})
 		e.reject(ctx, r, ce)
 		return nil, false
 	}
 	return body, true
 }
 
-// newCall prepares one attempt's upstream request and arms its timers.
-//
-//go:noinline
-func (e *Engine) newCall(r *request, rt config.Route, ki, ui int, up protocol.Family, body []byte, at *attemptLog) *upstreamCall {
-	ch := rt.Channel
-	u := &ch.URLs[ui]
+// prepare builds the upstream request with its context and timers, and
+// makes the attempt the one a hang-up cancels.
+func (a *attempt) prepare(body []byte) {
+	e, r, ch, ki, up := a.e, a.r, a.route.Channel, a.keyIndex, a.family
+	u := &ch.URLs[a.urlIndex]
 	reqCtx, cancel := context.WithCancelCause(context.Background())
 	tm := r.snap.Routing.Timeouts
 	now := e.clock.Now()
@@ -356,102 +398,57 @@ func (e *Engine) newCall(r *request, rt config.Route, ki, ui int, up protocol.Fa
 	if r.stream {
 		total = tm.Stream.D()
 	}
-	c := &upstreamCall{
-		route: rt, keyIndex: ki, urlIndex: ui, family: up, at: at,
-		cancel: cancel, started: at.start,
-		timers: attemptTimers{e: e, cancel: cancel, start: now, firstByte: firstByte, total: total, firstByteCause: firstByteCause},
-		rq: upstreamRequest{Request: upstream.Request{
-			Ctx: reqCtx, Proxy: ch.Proxy, Body: body,
-			URL:      r.upstreamURL(up, *u, rt.Upstream),
-			Header:   func(h headerSetter) { r.setUpstreamHeaders(h, up, ch, ki) },
-			HeaderBy: e.headerDeadline(firstByte, total),
-			Watch:    e.injectedTimers(),
-		}},
-	}
-	c.rq.Timers = &c.timers
-	c.rq.Lent = &r.bodyLent
-	c.rq.HeaderWait = &c.headerWait
-	r.calling(c)
+	a.cancel = cancel
+	a.timers = attemptTimers{e: e, cancel: cancel, start: now, firstByte: firstByte, total: total, firstByteCause: firstByteCause}
+	a.rq = upstreamRequest{Request: upstream.Request{
+		Ctx: reqCtx, Proxy: ch.Proxy, Body: body,
+		URL:      r.upstreamURL(up, *u, a.route.Upstream),
+		Header:   func(h headerSetter) { r.setUpstreamHeaders(h, up, ch, ki) },
+		HeaderBy: e.headerDeadline(firstByte, total),
+		Watch:    e.injectedTimers(),
+		Timers:   &a.timers, Lent: &r.bodyLent, HeaderWait: &a.headerWait,
+	}}
+	r.calling(a)
 	if r.debugOn(ch) {
-		x := r.captureRequest(r.attempts, &c.rq)
-		c.rq.onResponse = func(resp *upstreamResponse) { x.captureResponse(resp, r.debugMax()) }
+		x := r.captureRequest(r.attempts, &a.rq)
+		a.rq.onResponse = func(resp *upstreamResponse) { x.captureResponse(resp, r.debugMax()) }
 	}
-	return c
 }
 
 // unanswered ends an attempt that got no usable answer: a client fault
 // goes back to the client at once, anything else is a failure to retry.
-//
-//go:noinline
-func (e *Engine) unanswered(ctx *fasthttp.RequestCtx, r *request, c *upstreamCall, s *sent) attemptResult {
-	c.timers.stop()
-	c.cancel(nil)
-	miss := r.probeMissed(c.family, s, c.rq.URL, c.route.Upstream)
-	c.at.end(e.clock.Now(), s.status, s.outcome)
+func (a *attempt) unanswered(ctx *fasthttp.RequestCtx, s *sent) (attemptResult, bool) {
+	e, r := a.e, a.r
+	miss := r.probeMissed(a.family, s, a.rq.URL, a.route.Upstream)
+	a.at.end(e.clock.Now(), s.status, s.outcome)
 	if s.outcome.ClientFault {
-		if res, ok := e.retryWithoutSignatures(ctx, r, c, s); ok {
-			return res
+		if a.retryWithoutSignatures(s) {
+			return attemptResult{}, true
 		}
-		e.relayError(ctx, r, c.family, s.status, s.body)
-		return attemptResult{done: true}
+		e.relayError(ctx, r, a.relay, s.status, s.body)
+		return attemptResult{done: true}, false
 	}
-	return attemptResult{outcome: s.outcome, status: s.status, body: s.body, family: c.family, miss: miss}
+	return attemptResult{outcome: s.outcome, status: s.status, body: s.body, family: a.family, miss: miss}, false
 }
 
-// upstreamCall is one upstream response being turned into the client's
-// answer.
-type upstreamCall struct {
-	route    config.Route
-	keyIndex int
-	urlIndex int
-	family   protocol.Family
-	at       *attemptLog
-	resp     *upstreamResponse
-	cancel   context.CancelCauseFunc
-	timers   attemptTimers
-	started  time.Time
-	// rq is the request sent up, cleared once an answer arrived.
-	rq upstreamRequest
-	// headerWait is the HTTP/1.1 connection waiting for this attempt's
-	// answer headers, which a hang-up closes (request.leave).
-	headerWait upstream.HeaderWait
-}
-
-// finishJSON reads a whole non-stream answer, checks it is not an error in
-// disguise (HTTP 200 with an error body, design §6), converts it for the
-// client and writes it.
-func (e *Engine) finishJSON(ctx *fasthttp.RequestCtx, r *request, c *upstreamCall) attemptResult {
-	b, now, failed := e.readWhole(r, c)
-	if failed != nil {
-		return *failed
+// answer turns a 2xx answer into the client's: a stream peeked at and
+// committed (stream.go), bytes streamed through unparsed (passthrough.go),
+// or a whole answer (whole.go).
+func (a *attempt) answer(ctx *fasthttp.RequestCtx) attemptResult {
+	ct := a.resp.Header.Get("Content-Type")
+	switch {
+	case a.r.stream && isEventStream(ct):
+		return a.e.startStream(ctx, a.r, a)
+	case a.relay.raw(ct):
+		return a.e.streamThrough(ctx, a.r, a)
+	default:
+		return a.e.finishWhole(ctx, a.r, a)
 	}
-	out := b
-	if c.family != r.ep.family {
-		var failed *attemptResult
-		if out, failed = convertAnswer(r, c, b, now); failed != nil {
-			return *failed
-		}
-	}
-	return e.answerWhole(ctx, r, c, now, out, convert.UsageOf(c.family, b), "application/json")
-}
-
-// convertAnswer converts a whole answer for the client, or fails the
-// attempt. Out of line: see the helpers of attemptAs.
-//
-//go:noinline
-func convertAnswer(r *request, c *upstreamCall, b []byte, now time.Time) ([]byte, *attemptResult) {
-	out, err := convert.ResponseWith(c.family, r.ep.family, b, r.model, convert.ResponseOptions{Request: r.body, Origin: originOf(c)})
-	if err != nil {
-		o := failure.Outcome{Kind: failure.KindServer, Scope: failure.ScopeModel, Retry: true, Message: "upstream answer could not be converted: " + err.Error()}
-		c.at.end(now, c.resp.StatusCode, o)
-		return nil, &attemptResult{outcome: o, status: 502}
-	}
-	return out, nil
 }
 
 // succeeded clears the scopes this attempt proved healthy and records the
 // winning route on the log row.
-func (e *Engine) succeeded(r *request, c *upstreamCall, now time.Time) {
+func (e *Engine) succeeded(r *request, c *attempt, now time.Time) {
 	ch := c.route.Channel
 	ttfb := now.Sub(c.started)
 	e.reg.health.get(ch.Name).add(now, false)
@@ -469,17 +466,13 @@ func (e *Engine) succeeded(r *request, c *upstreamCall, now time.Time) {
 
 // relayError hands an upstream client-fault error (400, 413, 422) to the
 // client at once, in the client's shape.
-func (e *Engine) relayError(ctx *fasthttp.RequestCtx, r *request, up protocol.Family, status int, body []byte) {
+func (e *Engine) relayError(ctx *fasthttp.RequestCtx, r *request, rl relay, status int, body []byte) {
 	body = r.rec.red.Body(body)
-	out := body
-	if up != r.ep.family {
-		out = convert.ConvertError(up, r.ep.family, status, body)
-	}
+	out := rl.refusal(status, body)
 	ctx.SetStatusCode(status)
 	ctx.SetContentType("application/json")
 	ctx.SetBody(out)
 	r.rec.fail(status, string(body), false)
-	e.finish(r)
 }
 
 // upstreamFamily picks the protocol to speak to a URL: the client's own

@@ -86,7 +86,7 @@ func (e *Engine) RunChatTest(ctx context.Context, t ChatTest, out func(text stri
 	r := e.newRequest(&rc, ep, snap, tok)
 	r.inProcess = true
 	reqID := "channel-test-" + strconv.FormatUint(r.id, 10)
-	r.rec.id = reqID
+	r.rec.setID(reqID)
 	func() {
 		defer e.recoverRequest(&rc, ep, &r)
 		e.serveRequest(&rc, r)
@@ -106,15 +106,13 @@ func (e *Engine) RunChatTest(ctx context.Context, t ChatTest, out func(text stri
 
 // chatResult reads the finished request's record.
 func (r *request) chatResult(t ChatTest, reqID string) ChatResult {
-	rec := &r.rec
-	rec.mu.Lock()
-	defer rec.mu.Unlock()
-	res := ChatResult{Status: rec.status, Channel: t.Channel, Model: t.Model, Attempts: len(rec.attempts),
-		TTFBMs: rec.ttfb.Milliseconds(), RequestID: reqID, Error: rec.errText}
-	if a := rec.winner; a != nil {
-		res.Upstream, res.Protocol, res.Key = a.UpstreamModel, string(a.Protocol), a.KeyFP
+	v := r.rec.view()
+	res := ChatResult{Status: v.status, Channel: t.Channel, Model: t.Model, Attempts: v.attempts,
+		TTFBMs: v.ttfb.Milliseconds(), RequestID: reqID, Error: v.errText}
+	if v.won {
+		res.Upstream, res.Protocol, res.Key = v.route.UpstreamModel, string(v.route.Protocol), v.route.KeyFP
 	}
-	if res.Status == 0 && rec.winner != nil {
+	if res.Status == 0 && v.won {
 		res.Status = 200
 	}
 	res.OK = res.Status >= 200 && res.Status < 300 && res.Error == ""

@@ -40,13 +40,12 @@ func clientCredential(h *fasthttp.RequestHeader) [2]string {
 // clientCredentialFor puts the client's credential on an attempt of a
 // `credentials: client` channel in place of a key. A request without one
 // cannot use the channel: it moves on to the next route, cooling nothing.
-func clientCredentialFor(r *request, c *upstreamCall) *attemptResult {
+func clientCredentialFor(r *request, c *attempt) *attemptResult {
 	cred := r.clientCred
 	if cred[0] == "" {
 		o := failure.Outcome{Kind: failure.KindAuth, Scope: failure.ScopeChannel, Retry: true,
 			Message: "channel " + c.route.Channel.Name + " forwards the client's own credential; this request authenticated without one (send the ccload token in x-ccload-token and the Claude credential as usual)"}
 		c.at.end(c.started, 0, o)
-		c.cancel(nil)
 		return &attemptResult{outcome: o, miss: true, status: 401}
 	}
 	base := c.rq.Header

@@ -65,12 +65,7 @@ func (r *request) ranOutOfTime(res attemptResult, now time.Time) bool {
 // started: 504 in the client's shape, naming the channels of the attempts
 // made, in order (their URLs and keys stay in the log row).
 func (r *request) deadlineError(last *attemptResult) *clientError {
-	var tried []string
-	r.rec.mu.Lock()
-	for _, a := range r.rec.attempts {
-		tried = append(tried, a.Channel)
-	}
-	r.rec.mu.Unlock()
+	tried := r.rec.channelsTried()
 	msg := fmt.Sprintf("no upstream answer for model %q started within routing.timeouts.request (%s) after %d attempt(s)",
 		r.model, r.snap.Routing.Timeouts.Request, r.attempts)
 	if len(tried) > 0 {

@@ -114,12 +114,7 @@ func (r *request) captureRequest(attempt int, rq *upstreamRequest) *debugExchang
 		Header: x.maskHeaders(h),
 	}
 	x.Request.debugBody = x.body(rq.Body, int64(len(rq.Body)), max)
-	r.rec.mu.Lock()
-	if r.rec.debug == nil {
-		r.rec.debug = &debugCapture{MaxBytes: max}
-	}
-	r.rec.debug.Exchanges = append(r.rec.debug.Exchanges, x)
-	r.rec.mu.Unlock()
+	r.rec.addExchange(x, max)
 	return x
 }
 

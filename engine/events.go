@@ -108,22 +108,21 @@ func (e *Engine) Active() []Event {
 func (e *Engine) Events() *Bus { return e.bus }
 
 // event describes r at now. Only fields written before the request went
-// into the active map, or under r.mu, are read here.
+// into the active map, or kept by the record, are read here.
 func (r *request) event(typ string, now time.Time) Event {
-	r.rec.mu.Lock()
-	defer r.rec.mu.Unlock()
+	v := r.rec.view()
 	ev := Event{
 		Type: typ, ID: r.id, Time: now, Token: r.rec.token, ClientProtocol: r.rec.clientProtocol,
-		Model: r.model, Stream: r.stream, ElapsedMs: now.Sub(r.start).Milliseconds(), Attempts: len(r.rec.attempts),
-		TTFBMs: r.rec.ttfb.Milliseconds(), InputTokens: r.rec.usage.Input, OutputTokens: r.rec.usage.Output,
-		Status: r.rec.status, Error: r.rec.errText,
+		Model: r.model, Stream: r.stream, ElapsedMs: now.Sub(r.start).Milliseconds(), Attempts: v.attempts,
+		TTFBMs: v.ttfb.Milliseconds(), InputTokens: v.usage.Input, OutputTokens: v.usage.Output,
+		Status: v.status, Error: v.errText,
 	}
-	if a := r.rec.winner; a != nil {
+	if v.attempts > 0 {
+		a := &v.route
 		ev.Channel, ev.UpstreamProtocol, ev.URLHost = a.Channel, string(a.Protocol), host(a.URL)
-	} else if n := len(r.rec.attempts); n > 0 {
-		a := r.rec.attempts[n-1]
-		ev.Channel, ev.UpstreamProtocol, ev.URLHost = a.Channel, string(a.Protocol), host(a.URL)
-		ev.FailureScope = string(a.Scope)
+		if !v.won {
+			ev.FailureScope = string(a.Scope)
+		}
 	}
 	return ev
 }

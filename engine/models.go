@@ -108,5 +108,4 @@ func (e *Engine) serveCountTokens(ctx *fasthttp.RequestCtx, r *request) {
 	ctx.SetContentType("application/json")
 	ctx.SetBody(b)
 	r.rec.fail(200, "", false)
-	e.finish(r)
 }

@@ -12,7 +12,6 @@ import (
 	"github.com/ccload/ccload/config"
 	"github.com/ccload/ccload/engine/failure"
 	"github.com/ccload/ccload/protocol"
-	"github.com/ccload/ccload/protocol/jsonwalk"
 	"github.com/ccload/ccload/protocol/passthrough"
 )
 
@@ -127,42 +126,10 @@ func (r *request) passBody(body []byte, model string) ([]byte, error) {
 	return passthrough.RenameFormField(body, boundary, "model", model)
 }
 
-// isContent ends the peek at a stream (stream.go). A completions chunk
-// carries choices[].text where chat has a delta.
-func (r *request) isContent(f protocol.Family, ev *protocol.Event) bool {
-	if r.ep.pass == nil {
-		return isContent(f, ev)
-	}
-	if ev.IsDone() {
-		return true
-	}
-	d := jsonwalk.View(ev.Data) // not gjson: see isContent
-	ch := jsonwalk.First(jsonwalk.Member(d, "choices"))
-	if ch == "" {
-		return jsonwalk.Member(d, "usage") != ""
-	}
-	return jsonwalk.Set(jsonwalk.Member(ch, "text")) || jsonwalk.Set(jsonwalk.Member(ch, "finish_reason"))
-}
-
-// finishPass answers with a relayed endpoint's 2xx response: a JSON body
-// is read whole (checked for an error in disguise, its usage logged), and
-// anything else (speech audio, an SSE stream the engine does not parse)
-// is streamed through as it arrives.
-func (e *Engine) finishPass(ctx *fasthttp.RequestCtx, r *request, c *upstreamCall) attemptResult {
-	if !strings.Contains(strings.ToLower(c.resp.Header.Get("Content-Type")), "json") {
-		return e.streamThrough(ctx, r, c)
-	}
-	b, now, failed := e.readWhole(r, c)
-	if failed != nil {
-		return *failed
-	}
-	return e.answerWhole(ctx, r, c, now, b, passthrough.Usage(b), "")
-}
-
 // streamThrough relays a non-JSON answer byte for byte. The attempt is
 // committed with the status line: the body is the client's from the first
 // byte, so a break later ends the response short (logged incomplete).
-func (e *Engine) streamThrough(ctx *fasthttp.RequestCtx, r *request, c *upstreamCall) attemptResult {
+func (e *Engine) streamThrough(ctx *fasthttp.RequestCtx, r *request, c *attempt) attemptResult {
 	c.timers.gotContent()
 	now := e.clock.Now()
 	c.at.end(now, c.resp.StatusCode, failure.Outcome{})
@@ -170,12 +137,8 @@ func (e *Engine) streamThrough(ctx *fasthttp.RequestCtx, r *request, c *upstream
 	ctx.SetStatusCode(c.resp.StatusCode)
 	copyResponseHeaders(ctx, c.resp.Header, "")
 	dl := writeDeadline{conn: ctx.Conn(), d: r.snap.Server.Limits.StreamWriteTimeout.D()}
-	ctx.Response.SetBodyStream(&relayBody{run: func(w io.Writer) {
-		defer e.finish(r)
-		defer e.recoverStream(w, r)
-		defer c.cancel(nil)
-		defer c.timers.stop()
-		defer c.resp.Body.Close()
+	e.relayStream(ctx, c, func(w io.Writer) {
+		r.dropBody() // nothing reads it any more
 		buf := make([]byte, 32<<10)
 		for {
 			n, err := c.resp.Body.Read(buf)
@@ -194,9 +157,7 @@ func (e *Engine) streamThrough(ctx *fasthttp.RequestCtx, r *request, c *upstream
 				return
 			}
 		}
-		r.rec.mu.Lock()
-		r.rec.upstreamDone = e.clock.Now()
-		r.rec.mu.Unlock()
-	}}, -1)
+		r.rec.upstreamEnded(e.clock.Now())
+	})
 	return attemptResult{done: true}
 }

@@ -94,7 +94,7 @@ func (a *attemptLog) end(now time.Time, status int, o failure.Outcome) {
 }
 
 // won marks the attempt that answered the client.
-func (rec *record) won(c *upstreamCall, ttfb time.Duration) {
+func (rec *record) won(c *attempt, ttfb time.Duration) {
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
 	rec.winner = c.at
@@ -118,6 +118,83 @@ func (rec *record) setUsage(u convert.Usage) {
 	rec.mu.Unlock()
 }
 
+// admitted records the model and stream flag admission read.
+func (rec *record) admitted(model string, stream bool) {
+	rec.mu.Lock()
+	rec.model, rec.stream = model, stream
+	rec.mu.Unlock()
+}
+
+// setID replaces the request id the row is logged under.
+func (rec *record) setID(id string) {
+	rec.mu.Lock()
+	rec.id = id
+	rec.mu.Unlock()
+}
+
+// upstreamEnded records when the winning attempt's upstream body was read
+// to its end (or broke).
+func (rec *record) upstreamEnded(now time.Time) {
+	rec.mu.Lock()
+	rec.upstreamDone = now
+	rec.mu.Unlock()
+}
+
+// addExchange adds one attempt's debug exchange to the request's capture,
+// which it starts with maxBytes.
+func (rec *record) addExchange(x *debugExchange, maxBytes int) {
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if rec.debug == nil {
+		rec.debug = &debugCapture{MaxBytes: maxBytes}
+	}
+	rec.debug.Exchanges = append(rec.debug.Exchanges, x)
+}
+
+// channelsTried lists the channels of the attempts made, in order.
+func (rec *record) channelsTried() []string {
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	tried := make([]string, 0, len(rec.attempts))
+	for _, a := range rec.attempts {
+		tried = append(tried, a.Channel)
+	}
+	return tried
+}
+
+// recordView is what live views and channel tests read of a record while
+// a stream may still change it.
+type recordView struct {
+	status   int
+	errText  string
+	attempts int
+	ttfb     time.Duration
+	usage    convert.Usage
+	// route is the winning attempt, else the last one (zero when none).
+	route attemptLog
+	won   bool
+}
+
+// view copies what a reader outside the request needs, under the lock.
+func (rec *record) view() recordView {
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	v := recordView{status: rec.status, errText: rec.errText, attempts: len(rec.attempts), ttfb: rec.ttfb, usage: rec.usage}
+	if a := rec.winner; a != nil {
+		v.route, v.won = *a, true
+	} else if n := len(rec.attempts); n > 0 {
+		v.route = *rec.attempts[n-1]
+	}
+	return v
+}
+
+// overheadMsNow is overheadMs for a caller that does not hold rec.mu.
+func (rec *record) overheadMsNow(now time.Time) int64 {
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	return rec.overheadMs(now)
+}
+
 // overheadMs is the request's duration less the time spent waiting on
 // upstreams: every failed attempt, and the winner from its start until its
 // body was read. Called with rec.mu held.
@@ -138,8 +215,12 @@ func (rec *record) overheadMs(now time.Time) int64 {
 }
 
 // finish hands the request's row to the log writer (never blocking) and
-// releases the in-flight count. Every path that ends an admitted request
-// calls it; only the first call counts (request.finished).
+// releases the in-flight count and the request's slots. Three places call
+// it: serveRequest once the handler answered, relayBody once a stream
+// ended, and recoverRequest after a panic. Only the first call counts
+// (request.finished): a handler that panics after it committed a stream
+// is finished by recoverRequest, and the response reset that follows
+// closes the relay body, which finishes again.
 func (e *Engine) finish(r *request) {
 	if !r.finished.CompareAndSwap(false, true) {
 		return

@@ -3,6 +3,8 @@ package engine
 import (
 	"io"
 	"sync"
+
+	"github.com/valyala/fasthttp"
 )
 
 // relayBody is a stream's response body. fasthttp writes it from the
@@ -12,24 +14,41 @@ import (
 // a pipe that the connection's goroutine copies from; at 10,000 streams
 // they were most of the gateway's memory.)
 type relayBody struct {
-	run  func(w io.Writer) // relay; called exactly once
+	e    *Engine
+	a    *attempt
+	run  func(w io.Writer) // the relay; called exactly once
 	once sync.Once
+}
+
+// relayStream makes the committed attempt's stream the response body: the
+// relay, not the handler, then closes the attempt, drops the request's
+// body and finishes the request, when the stream ends.
+func (e *Engine) relayStream(ctx *fasthttp.RequestCtx, a *attempt, run func(w io.Writer)) {
+	a.r.relaying, a.relaying = true, true
+	ctx.Response.SetBodyStream(&relayBody{e: e, a: a, run: run}, -1)
 }
 
 // WriteTo relays the stream to w, where each Write is one flushed chunk.
 // fasthttp calls it once, after writing the response headers.
 func (b *relayBody) WriteTo(w io.Writer) (int64, error) {
-	b.once.Do(func() { b.take()(w) })
+	b.once.Do(func() { b.relay(w) })
 	return 0, nil // relay logs a failed write itself (499); fasthttp sees it on the connection
 }
 
-// take hands out run and drops the body's reference to it: what run
-// captured (the events held back during the peek) is then garbage once
-// the relay is done with it, not when the stream ends.
-func (b *relayBody) take() func(io.Writer) {
-	run := b.run
-	b.run = nil
-	return run
+// relay runs the stream's relay and ends the request after it, whichever
+// way it ended (a panic included: recoverStream).
+func (b *relayBody) relay(w io.Writer) {
+	e, a, run := b.e, b.a, b.run
+	// Drop the body's reference to run: what run holds (the events held
+	// back during the peek) is then garbage once the relay is done with
+	// it, not when fasthttp releases the body.
+	b.run, b.a = nil, nil
+	r := a.r
+	defer e.finish(r)
+	defer r.dropBody()
+	defer e.recoverStream(w, r)
+	defer a.close()
+	run(w)
 }
 
 // SupportsBodyWriteTo tells fasthttp to use WriteTo rather than Read.
@@ -44,7 +63,7 @@ func (b *relayBody) Read([]byte) (int, error) { return 0, io.EOF }
 // relays into a writer that fails, which cancels the upstream, logs the
 // request as abandoned and frees its slots.
 func (b *relayBody) Close() error {
-	b.once.Do(func() { b.take()(goneWriter{}) })
+	b.once.Do(func() { b.relay(goneWriter{}) })
 	return nil
 }
 

@@ -60,8 +60,8 @@ type request struct {
 	// socket: a WebSocket turn (websocket.go), not an HTTP request.
 	socket bool
 	ups    *upstreamSockets // the socket's idle native upstream socket
-	// finished: finish ran; it runs once, whichever path (answer, reject,
-	// stream end, recovered panic) gets there first.
+	// finished: finish ran; it runs once, whichever of its callers
+	// (the handler's end, a stream's end, a recovered panic) comes first.
 	finished atomic.Bool
 	// session: which client session this is (engine/affinity); pin: the
 	// route of its last success, when the plan honours it.
@@ -84,7 +84,7 @@ type request struct {
 	// attempt its leaving cancels.
 	conn *aheadConn
 	gone atomic.Bool
-	call atomic.Pointer[upstreamCall]
+	call atomic.Pointer[attempt]
 	// dropSignatures: an upstream refused a reasoning signature of this
 	// request, which is now sent without any (signature_retry.go).
 	dropSignatures bool
@@ -105,7 +105,7 @@ func (r *request) leave() {
 }
 
 // calling makes c the attempt a hang-up cancels.
-func (r *request) calling(c *upstreamCall) {
+func (r *request) calling(c *attempt) {
 	r.call.Store(c)
 	if r.gone.Load() {
 		c.cancel(errClientGone)

@@ -37,11 +37,7 @@ func (e *Engine) send(rq *upstreamRequest) sent {
 	return sent{resp: resp, status: resp.StatusCode}
 }
 
-// sendFailed classifies a request that got no response. It and refused
-// are out of line so that send's frame, which every request's stack holds
-// while the upstream answers, stays small (see dialAside).
-//
-//go:noinline
+// sendFailed classifies a request that got no response.
 func (e *Engine) sendFailed(rq *upstreamRequest, err error) sent {
 	var o failure.Outcome
 	switch err {
@@ -56,8 +52,6 @@ func (e *Engine) sendFailed(rq *upstreamRequest, err error) sent {
 }
 
 // refused reads and classifies an upstream error status.
-//
-//go:noinline
 func (e *Engine) refused(resp *upstreamResponse) sent {
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, errorPeekBytes))
 	resp.Body.Close()

@@ -53,9 +53,19 @@ func watchHangUp(ctx *fasthttp.RequestCtx, r *request) {
 }
 
 // serveRequest runs an authenticated request through admission, limits,
-// routing and the attempt loop. Channel tests enter here too (chattest.go),
-// so they take the path client requests take.
+// routing and the attempt loop, and finishes it once it is answered.
+// Channel tests enter here too (chattest.go), so they take the path client
+// requests take. A stream that went to the client finishes when its relay
+// ends (relayBody).
 func (e *Engine) serveRequest(ctx *fasthttp.RequestCtx, r *request) {
+	e.handle(ctx, r)
+	if !r.relaying {
+		e.finish(r)
+	}
+}
+
+// handle answers an admitted request, or hands its stream to a relay.
+func (e *Engine) handle(ctx *fasthttp.RequestCtx, r *request) {
 	ep := r.ep
 	e.inflight.Add(1)
 	if err := r.admit(ctx); err != nil {
@@ -85,7 +95,6 @@ func (e *Engine) serveRequest(ctx *fasthttp.RequestCtx, r *request) {
 		// it costs nothing and goes to no upstream.
 		ctx.SetStatusCode(200)
 		r.rec.fail(200, "", false)
-		e.finish(r)
 		return
 	}
 	routes, ce := e.pricedRoutes(r, routes)
@@ -160,7 +169,7 @@ func (r *request) admit(ctx *fasthttp.RequestCtx) *clientError {
 	if strings.IndexFunc(r.model, isControl) >= 0 {
 		return &clientError{Status: 400, Msg: "the model name holds control characters"}
 	}
-	r.rec.model, r.rec.stream = r.model, r.stream
+	r.rec.admitted(r.model, r.stream)
 	t := r.token
 	if !t.Expires.IsZero() && !r.start.Before(t.Expires) {
 		return &clientError{Status: 403, Msg: fmt.Sprintf("token %q expired at %s", t.Name, t.Expires.Format("2006-01-02"))}
@@ -201,11 +210,10 @@ func (e *Engine) allowedRoutes(r *request) []config.Route {
 	return out
 }
 
-// reject answers a request that never reached an upstream and logs it with
-// the reason (design §5.7: rejected requests get a row too).
+// reject answers a request that never reached an upstream and records
+// the reason for its log row (design §5.7: rejected requests get a row too).
 func (e *Engine) reject(ctx *fasthttp.RequestCtx, r *request, ce *clientError) {
 	ce = &clientError{Status: ce.Status, Msg: r.rec.red.Client(ce.Msg), RetryAfter: ce.RetryAfter}
 	writeError(ctx, r.ep.family, ce)
 	r.rec.fail(ce.Status, ce.Msg, false)
-	e.finish(r)
 }

@@ -131,6 +131,7 @@ func (e *Engine) ErrorHandler(ctx *fasthttp.RequestCtx, err error) {
 	r := e.newRequest(ctx, ep, snap, tok)
 	e.inflight.Add(1)
 	e.reject(ctx, r, ce)
+	e.finish(r)
 }
 
 // badPath reports a request path with dot segments ("/..", "/."), also

@@ -19,7 +19,7 @@ import (
 
 // originOf is the upstream an answer comes from, for the tags of the
 // signatures the client is handed.
-func originOf(c *upstreamCall) signature.Origin {
+func originOf(c *attempt) signature.Origin {
 	return signature.NewOrigin(c.family, c.route.Channel.Name)
 }
 
@@ -31,21 +31,20 @@ func nativeSignatures(up protocol.Family, body []byte, model string, opt convert
 	return out, err
 }
 
-// retryWithoutSignatures retries an attempt the upstream refused with a 400
-// naming a reasoning signature, once, on the same route, with every
-// signature left out. ok is false when the refusal is not that, or the
-// request was already sent without signatures: the error then goes to the
-// client as before.
-//
-//go:noinline
-func (e *Engine) retryWithoutSignatures(ctx *fasthttp.RequestCtx, r *request, c *upstreamCall, s *sent) (attemptResult, bool) {
+// retryWithoutSignatures reports whether an attempt the upstream refused
+// with a 400 naming a reasoning signature is to be made once more, on the
+// same route, with every signature left out (attemptAs makes it). It is
+// false when the refusal is not that, or the request was already sent
+// without signatures: the error then goes to the client as before.
+func (a *attempt) retryWithoutSignatures(s *sent) bool {
+	r := a.r
 	if r.dropSignatures || s.status != fasthttp.StatusBadRequest || r.ep.pass != nil ||
 		!signature.Refused(s.body) || !signature.Carries(r.ep.family, r.body) {
-		return attemptResult{}, false
+		return false
 	}
 	r.dropSignatures = true
 	o := s.outcome
 	o.Message += " (a reasoning signature refused: retried without signatures)"
-	c.at.end(e.clock.Now(), s.status, o)
-	return e.attemptAs(ctx, r, c.route, c.keyIndex, c.urlIndex, c.family), true
+	a.at.end(a.e.clock.Now(), s.status, o)
+	return true
 }

@@ -24,10 +24,10 @@ import (
 // arrives the attempt is committed: the held events and everything after
 // them are relayed by the body stream writer, event by event, and no retry
 // can happen any more (the client would see duplicated output).
-func (e *Engine) startStream(ctx *fasthttp.RequestCtx, r *request, c *upstreamCall) attemptResult {
+func (e *Engine) startStream(ctx *fasthttp.RequestCtx, r *request, c *attempt) attemptResult {
 	src := &flushingSource{r: c.resp.Body}
 	rd := protocol.NewReader(src, 0)
-	held, failed := e.peek(r, c, rd)
+	held, failed := e.peek(c, rd)
 	if failed != nil {
 		return *failed
 	}
@@ -36,13 +36,8 @@ func (e *Engine) startStream(ctx *fasthttp.RequestCtx, r *request, c *upstreamCa
 }
 
 // peek reads events until the first content event and returns what it
-// held back, or the failed attempt. It, peekFailed and commit are out of
-// line so that the frames under which a stream is peeked at stay small: a
-// request's deepest point must fit the 8 KiB stack a stream then keeps
-// (see dialAside).
-//
-//go:noinline
-func (e *Engine) peek(r *request, c *upstreamCall, rd *protocol.Reader) ([]byte, *attemptResult) {
+// held back, or the failed attempt.
+func (e *Engine) peek(c *attempt, rd *protocol.Reader) ([]byte, *attemptResult) {
 	var held []byte
 	for {
 		ev, err := rd.Next()
@@ -50,28 +45,19 @@ func (e *Engine) peek(r *request, c *upstreamCall, rd *protocol.Reader) ([]byte,
 			return nil, e.peekFailed(c, err)
 		}
 		if o, bad := streamError(c.family, ev); bad {
-			c.resp.Body.Close()
-			c.timers.stop()
-			c.cancel(nil)
 			c.at.end(e.clock.Now(), c.resp.StatusCode, o)
 			return nil, &attemptResult{outcome: o, status: 502, body: append([]byte(nil), ev.Data...), family: c.family}
 		}
 		held = append(held, ev.Raw...)
-		if r.isContent(c.family, ev) {
+		if c.relay.content(ev) {
 			return held, nil
 		}
 	}
 }
 
 // peekFailed ends an attempt whose stream broke or ended before content.
-//
-//go:noinline
-func (e *Engine) peekFailed(c *upstreamCall, err error) *attemptResult {
-	c.resp.Body.Close()
-	c.timers.stop()
-	cause := context.Cause(c.resp.Ctx)
-	c.cancel(nil)
-	o := failure.Classify(failure.Input{Err: streamErr(err), Timeout: timerCause(cause), Now: e.clock.Now()})
+func (e *Engine) peekFailed(c *attempt, err error) *attemptResult {
+	o := failure.Classify(failure.Input{Err: streamErr(err), Timeout: timerCause(context.Cause(c.resp.Ctx)), Now: e.clock.Now()})
 	if err == io.EOF {
 		o = failure.Outcome{Kind: failure.KindServer, Scope: failure.ScopeModel, Retry: true, Message: "upstream stream ended before any content"}
 	}
@@ -79,11 +65,9 @@ func (e *Engine) peekFailed(c *upstreamCall, err error) *attemptResult {
 	return &attemptResult{outcome: o, status: 0}
 }
 
-// commit makes the attempt the winner and hands the stream to relay,
-// which fasthttp runs once the handler returned.
-//
-//go:noinline
-func (e *Engine) commit(ctx *fasthttp.RequestCtx, r *request, c *upstreamCall, rd *protocol.Reader, src *flushingSource, held []byte) {
+// commit makes the attempt the winner and hands the stream, and with it
+// the attempt, to relay, which fasthttp runs once the handler returned.
+func (e *Engine) commit(ctx *fasthttp.RequestCtx, r *request, c *attempt, rd *protocol.Reader, src *flushingSource, held []byte) {
 	c.timers.gotContent()
 	now := e.clock.Now()
 	c.at.end(now, c.resp.StatusCode, failure.Outcome{})
@@ -97,11 +81,11 @@ func (e *Engine) commit(ctx *fasthttp.RequestCtx, r *request, c *upstreamCall, r
 	if r.socket || r.inProcess {
 		dl.conn = nil // the socket sets its own write deadline per frame; a channel test has no connection
 	}
-	r.relaying = true // relay, not the handler, drops the body
-	ctx.Response.SetBodyStream(&relayBody{run: func(w io.Writer) { e.relay(w, r, c, rd, src, held, dl) }}, -1)
+	s := &relayState{e: e, r: r, c: c, rd: rd, src: src, held: held, dl: dl}
+	e.relayStream(ctx, c, s.run)
 }
 
-// relay writes the committed stream to the client. What the events that
+// run writes the committed stream to w. What the events that
 // arrived together become goes out as one chunk, flushed right before the
 // relay may wait for the upstream again (the HTTP/1.1 client's body's
 // BeforeWait, or flushingSource): an event is never held back waiting for the next, and
@@ -110,30 +94,28 @@ func (e *Engine) commit(ctx *fasthttp.RequestCtx, r *request, c *upstreamCall, r
 // error means the client went away: the upstream request is cancelled at
 // once. It runs after the handler returned, so it touches nothing of the
 // RequestCtx.
-func (e *Engine) relay(w io.Writer, r *request, c *upstreamCall, rd *protocol.Reader, src *flushingSource, held []byte, dl writeDeadline) {
-	defer e.finish(r)
-	defer e.recoverStream(w, r)
-	defer c.cancel(nil)
-	defer c.timers.stop()
-	defer c.resp.Body.Close()
-
-	s := newRelayState(e, r, c, w, dl)
+func (s *relayState) run(w io.Writer) {
+	e, r, c := s.e, s.r, s.c
+	s.w = w
+	s.emitFn = s.emit
+	s.lastProgress = e.clock.Now()
+	c.relay.open()
 	// Nothing reads the client's body once the stream is committed (no
-	// attempt follows, the converter took what it needs, as copies): an
+	// attempt follows, the relay took what it needs, as copies): an
 	// agent's body is hundreds of KB, and a stream lasts minutes.
 	r.dropBody()
 	if bw, ok := c.resp.Body.(beforeWaiter); ok && bw.BeforeWait(s.flush) {
 		defer bw.BeforeWait(nil)
 	} else {
-		src.before = s.flush
-		defer func() { src.before = nil }()
+		s.src.before = s.flush
+		defer func() { s.src.before = nil }()
 	}
 
-	err := s.replay(held) // what was held back during the peek, then the rest
+	err := s.replay() // what was held back during the peek, then the rest
 	s.flush()
 	for err == nil && s.werr == nil {
 		var ev *protocol.Event
-		ev, err = rd.Next()
+		ev, err = s.rd.Next()
 		if err != nil {
 			break
 		}
@@ -148,28 +130,24 @@ func (e *Engine) relay(w io.Writer, r *request, c *upstreamCall, rd *protocol.Re
 	s.end(err)
 }
 
-// relayState is what relay keeps for one stream. It lives on the heap,
-// and relay's own frame holds little: a stream's goroutine waits below
-// relay for as long as the stream lasts, and the whole wait has to fit
-// the 8 KiB stack the goroutine keeps (see dialAside).
+// relayState is what relay keeps for one stream, on the heap beside the
+// attempt it relays.
 type relayState struct {
-	e  *Engine
-	r  *request
-	c  *upstreamCall
-	w  io.Writer
-	dl writeDeadline
+	e   *Engine
+	r   *request
+	c   *attempt
+	rd  *protocol.Reader
+	src *flushingSource
+	// held is what the peek held back, replayed first.
+	held []byte
+	w    io.Writer
+	dl   writeDeadline
 	// out gathers what the events that arrived together become
 	// (converted, one event may be several); flush hands it to w as one
 	// chunk and the buffer back to its pool.
-	out    *outBuf
-	werr   error
-	emitFn func([]byte) // emit, made once
-	native bool
-	// hideUsage drops the usage chunk we asked an OpenAI Chat upstream for
-	// when the client did not.
-	hideUsage    bool
-	conv         convert.Stream        // when converting
-	track        *convert.UsageTracker // when native
+	out          *outBuf
+	werr         error
+	emitFn       func([]byte) // emit, made once
 	lastProgress time.Time
 	// ended: the upstream's closing event came (endsAnswer), so what the
 	// client receives after it is complete.
@@ -189,23 +167,6 @@ func endsAnswer(f protocol.Family, ev *protocol.Event) bool {
 		return n == "response.completed" || n == "response.incomplete"
 	}
 	return false
-}
-
-//go:noinline
-func newRelayState(e *Engine, r *request, c *upstreamCall, w io.Writer, dl writeDeadline) *relayState {
-	s := &relayState{e: e, r: r, c: c, w: w, dl: dl, native: c.family == r.ep.family, lastProgress: e.clock.Now()}
-	s.emitFn = s.emit
-	s.hideUsage = s.native && c.family == protocol.OpenAI && !r.wantsChatUsage()
-	if s.native {
-		s.track = convert.NewUsageTracker(c.family)
-	} else {
-		s.conv = convert.NewStreamWith(c.family, r.ep.family, r.model, convert.StreamOptions{
-			OmitChatUsage: r.ep.family == protocol.OpenAI && !r.wantsChatUsage(),
-			Request:       r.body,
-			Origin:        originOf(c),
-		})
-	}
-	return s
 }
 
 func (s *relayState) emit(b []byte) {
@@ -256,21 +217,13 @@ func (s *relayState) feed(ev *protocol.Event) error {
 	if endsAnswer(s.c.family, ev) {
 		s.ended = true
 	}
-	if !s.native {
-		return s.conv.Event(ev, s.emitFn)
-	}
-	s.track.Observe(ev)
-	if s.hideUsage && isChatUsageChunk(ev) {
-		return nil // we asked for it; the client did not
-	}
-	s.emit(ev.Raw)
-	return nil
+	return s.c.relay.event(ev, s.emitFn)
 }
 
 // replay feeds the events held back while the stream was peeked at.
-//
-//go:noinline
-func (s *relayState) replay(held []byte) error {
+func (s *relayState) replay() error {
+	held := s.held
+	s.held = nil
 	hr := protocol.NewReaderSize(bytes.NewReader(held), 0, len(held))
 	for {
 		ev, err := hr.Next()
@@ -285,8 +238,6 @@ func (s *relayState) replay(held []byte) error {
 
 // progress publishes the stream's usage so far for live views, at most
 // every progressEvery.
-//
-//go:noinline
 func (s *relayState) progress() {
 	now := s.e.clock.Now()
 	if now.Sub(s.lastProgress) < progressEvery {
@@ -297,25 +248,16 @@ func (s *relayState) progress() {
 	s.e.bus.publish(s.r.event("progress", now))
 }
 
-func (s *relayState) usage() convert.Usage {
-	if s.native {
-		return s.track.Usage()
-	}
-	return s.conv.Usage()
-}
+func (s *relayState) usage() convert.Usage { return s.c.relay.usage() }
 
 // end records how the stream ended: its usage, and why it failed if it
 // did. err is what ended the read loop (io.EOF for a complete stream).
-//
-//go:noinline
 func (s *relayState) end(err error) {
 	r := s.r
 	s.flush()
-	r.rec.mu.Lock()
-	r.rec.upstreamDone = s.e.clock.Now()
-	r.rec.mu.Unlock()
-	if !s.native && errors.Is(err, io.EOF) {
-		if cerr := s.conv.Close(s.emitFn); cerr != nil {
+	r.rec.upstreamEnded(s.e.clock.Now())
+	if errors.Is(err, io.EOF) {
+		if cerr := s.c.relay.end(s.emitFn); cerr != nil {
 			err = cerr
 		}
 	}

@@ -300,10 +300,18 @@ func sseMessageDelta(outputTokens int) string {
 }
 
 // gatewayBefore is a gateway whose model m1 goes to the Anthropic
-// upstream at url.
+// upstream at url. Its first-byte timeout is failoverConfig's, raised from
+// 400 ms to a minute: these tests measure what the relay holds and
+// flushes, not timeouts, and on a loaded machine sixteen half-megabyte
+// requests may take longer than 400 ms to reach their first byte (the
+// gateway then answers with a timeout error instead of a stream).
 func gatewayBefore(t *testing.T, url string) *gateway {
 	t.Helper()
-	return startGateway(t, strings.NewReplacer("{{URLA}}", `{url: "`+url+`", protocols: [anthropic]}`, "{{URLB}}", url, "{{FALLBACK}}", "false").Replace(failoverConfig))
+	cfg := strings.Replace(failoverConfig, "first_byte: 400ms", "first_byte: 1m", 1)
+	if cfg == failoverConfig {
+		t.Fatal("failoverConfig no longer sets first_byte: 400ms; update gatewayBefore")
+	}
+	return startGateway(t, strings.NewReplacer("{{URLA}}", `{url: "`+url+`", protocols: [anthropic]}`, "{{URLB}}", url, "{{FALLBACK}}", "false").Replace(cfg))
 }
 
 // openStream posts body to url as a client does and returns the response

@@ -11,25 +11,30 @@ import (
 	"github.com/ccload/ccload/protocol/convert"
 )
 
-// A non-stream answer, chat (finishJSON) or relayed (finishPass), is read
-// whole, checked, then written in one piece: readWhole and answerWhole are
-// the two halves both share, so the checks and the bookkeeping (timers,
-// upstreamDone, cooldown success, overhead header, finish) cannot drift
-// apart between them.
+// finishWhole reads a whole non-stream answer, checks it is not an error
+// in disguise (HTTP 200 with an error body, design §6), has the attempt's
+// relay turn it into the client's body and writes it in one piece.
+func (e *Engine) finishWhole(ctx *fasthttp.RequestCtx, r *request, c *attempt) attemptResult {
+	b, now, failed := e.readWhole(r, c)
+	if failed != nil {
+		return *failed
+	}
+	out, usage, contentType, err := c.relay.whole(b)
+	if err != nil {
+		o := failure.Outcome{Kind: failure.KindServer, Scope: failure.ScopeModel, Retry: true, Message: "upstream answer could not be converted: " + err.Error()}
+		c.at.end(now, c.resp.StatusCode, o)
+		return attemptResult{outcome: o, status: 502}
+	}
+	return e.answerWhole(ctx, r, c, now, out, usage, contentType)
+}
 
-// readWhole reads a 2xx upstream body to its end and stops the attempt's
-// timers. It returns the body and when it was read, or the failed attempt:
+// readWhole reads a 2xx upstream body to its end. It returns the body and when it was read, or the failed attempt:
 // a body that broke off, or an error in disguise (HTTP 200 with an error
 // body, design §6).
-func (e *Engine) readWhole(r *request, c *upstreamCall) ([]byte, time.Time, *attemptResult) {
-	defer c.cancel(nil)
-	defer c.timers.stop()
+func (e *Engine) readWhole(r *request, c *attempt) ([]byte, time.Time, *attemptResult) {
 	b, err := readAll(c.resp.Body)
-	c.resp.Body.Close()
 	now := e.clock.Now()
-	r.rec.mu.Lock()
-	r.rec.upstreamDone = now
-	r.rec.mu.Unlock()
+	r.rec.upstreamEnded(now)
 	if err != nil {
 		o := failure.Classify(failure.Input{Err: err, Timeout: isTimeout(err), Now: now})
 		c.at.end(now, c.resp.StatusCode, o)
@@ -45,22 +50,19 @@ func (e *Engine) readWhole(r *request, c *upstreamCall) ([]byte, time.Time, *att
 // answerWhole ends the attempt as the winner and writes body to the
 // client with the upstream's status and kept headers; contentType, when
 // set, replaces the upstream's.
-func (e *Engine) answerWhole(ctx *fasthttp.RequestCtx, r *request, c *upstreamCall, now time.Time, body []byte, usage convert.Usage, contentType string) attemptResult {
+func (e *Engine) answerWhole(ctx *fasthttp.RequestCtx, r *request, c *attempt, now time.Time, body []byte, usage convert.Usage, contentType string) attemptResult {
 	c.at.end(now, c.resp.StatusCode, failure.Outcome{})
 	e.succeeded(r, c, now)
 	r.rec.setUsage(usage)
 	ctx.SetStatusCode(c.resp.StatusCode)
 	copyResponseHeaders(ctx, c.resp.Header, contentType)
-	r.rec.mu.Lock()
-	overhead := r.rec.overheadMs(now)
-	r.rec.mu.Unlock()
+	overhead := r.rec.overheadMsNow(now)
 	ctx.Response.Header.Set("x-ccload-overhead-ms", strconv.FormatInt(overhead, 10))
 	// Raw: body is this answer's own (read from the upstream or converted
 	// from what was), so fasthttp can write it from where it is instead of
 	// copying it into a pooled buffer first (1.2% of the gateway's CPU on
 	// the load benchmark's json scenario; perf).
 	ctx.Response.SetBodyRaw(body)
-	e.finish(r)
 	return attemptResult{done: true}
 }
 

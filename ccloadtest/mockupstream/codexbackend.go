@@ -22,8 +22,10 @@ import (
 //     (expired: 401 with code token_expired);
 //   - chatgpt-account-id equal to the token's account, originator and
 //     session_id headers;
-//   - body with store: false and instructions; max_output_tokens,
-//     metadata, temperature, top_p and user refused with a 400.
+//   - body with store: false, stream: true (anything else: 400 "Stream
+//     must be set to true", as the real backend answers) and
+//     instructions; max_output_tokens, metadata, temperature, top_p and
+//     user refused with a 400.
 //
 // Every answer carries the account's quota headers
 // (x-codex-primary-used-percent, -window-minutes, -reset-at and the same
@@ -91,15 +93,21 @@ func (b *CodexBackend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if isSocket(r) {
 		// WebSocket mode (the Codex CLI's supports_websockets): the same
-		// headers on the upgrade; the frames go to the inner mock, whose
-		// records show their bodies.
+		// headers on the upgrade, then each frame as a request.
 		b.mu.Lock()
 		b.sockets++
 		b.mu.Unlock()
-		b.Inner.ServeHTTP(w, r)
+		b.serveSocket(w, r)
 		return
 	}
 	body, _ := io.ReadAll(io.LimitReader(r.Body, maxBody))
+	if s := gjson.GetBytes(body, "stream"); !s.Bool() {
+		// The backend only streams; this is its answer to anything else
+		// (the Codex CLI always sends stream: true, codex-rs/core
+		// client_common.rs ResponsesApiRequest).
+		writeJSONValue(w, 400, map[string]any{"detail": "Stream must be set to true"})
+		return
+	}
 	if s := gjson.GetBytes(body, "store"); !s.Exists() || s.Bool() {
 		codexError(w, 400, "invalid_request_error", "", "Store must be set to false", nil)
 		return

@@ -2,6 +2,7 @@ package jsonwalk
 
 import (
 	"strings"
+	"sync"
 
 	"github.com/tidwall/gjson"
 )
@@ -18,6 +19,30 @@ type keySet struct {
 	keys  []string          // every open object's keys, in order
 	start []int             // where each open object's keys start in keys
 	big   []map[string]bool // per open object, its keys once it grew past smallObject
+}
+
+// keySets recycles the key sets of ValidUnique, which runs on every
+// request: a set's slices grow while walking and, kept in the walker's
+// frame, escaped to the heap, three allocations per request.
+var keySets = sync.Pool{New: func() any {
+	return &keySet{keys: make([]string, 0, 32), start: make([]int, 0, 16), big: make([]map[string]bool, 0, 16)}
+}}
+
+// maxPooledKeys bounds the key slice a pooled set keeps: a request with
+// one object of a hundred thousand keys should not pin that much.
+const maxPooledKeys = 1024
+
+// reset empties k for reuse, dropping its references to the walked
+// document so that a pooled set does not keep a request body alive.
+func (k *keySet) reset() {
+	if cap(k.keys) > maxPooledKeys {
+		k.keys = make([]string, 0, 32)
+	} else {
+		clear(k.keys[:cap(k.keys)])
+		k.keys = k.keys[:0]
+	}
+	clear(k.big[:cap(k.big)])
+	k.start, k.big = k.start[:0], k.big[:0]
 }
 
 // open starts an object.

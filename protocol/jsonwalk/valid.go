@@ -28,15 +28,10 @@ func ValidMembers(s string, fn func(key, val string)) bool {
 // such key, unescaped, and "" when there is none; a document with one is
 // still reported valid.
 func ValidUnique(s string, fn func(key, val string)) (ok bool, dup string) {
-	// The first backing arrays live on the stack: no allocation for
-	// the bodies clients send.
-	var (
-		keys  [32]string
-		marks [16]int
-		maps  [16]map[string]bool
-	)
-	k := keySet{keys: keys[:0], start: marks[:0], big: maps[:0]}
-	ok, dup = walkValid(s, fn, &k)
+	k := keySets.Get().(*keySet)
+	ok, dup = walkValid(s, fn, k)
+	k.reset()
+	keySets.Put(k)
 	return ok, dup
 }
 

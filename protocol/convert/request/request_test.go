@@ -1,4 +1,4 @@
-package convert
+package request
 
 import (
 	"bytes"
@@ -37,7 +37,7 @@ func updateGolden() bool {
 //	-- want.openai.json --    (or want.openai.err: the expected error text)
 //	-- want.openai.notes --   (the conversion notes, one a line; absent: none)
 //
-// The header "hosted_search: true" converts with RequestOptions.HostedSearch.
+// The header "hosted_search: true" converts with Options.HostedSearch.
 // JSON is compared after canonicalisation (key order and spacing ignored).
 type reqCase struct {
 	name   string
@@ -47,7 +47,7 @@ type reqCase struct {
 	in     []byte
 	model  string
 	stream bool
-	opt    RequestOptions // header "hosted_search: true"
+	opt    Options // header "hosted_search: true"
 	// channel (header "channel: name") is the upstream channel each target
 	// is sent to: signatures it minted (tagged with it) go back to it.
 	channel string
@@ -59,7 +59,7 @@ func TestRequestTables(t *testing.T) {
 		if requestDecoders[f] == nil || requestEncoders[f] == nil {
 			t.Errorf("family %s: decoder or encoder missing", f)
 		}
-		if _, ok := rqCapsOf[f]; !ok {
+		if _, ok := capsOf[f]; !ok {
 			t.Errorf("family %s: no capability row", f)
 		}
 	}
@@ -71,7 +71,7 @@ func TestRequestTables(t *testing.T) {
 func TestRequestGolden(t *testing.T) {
 	cases := loadReqCases(t)
 	if len(cases) == 0 {
-		t.Fatal("no golden files in testdata/request")
+		t.Fatal("no golden files in testdata")
 	}
 	paths := make(map[string]int)
 	for _, c := range cases {
@@ -84,7 +84,7 @@ func TestRequestGolden(t *testing.T) {
 				if c.channel != "" {
 					c.opt.Origin = signature.NewOrigin(to, c.channel)
 				}
-				out, notes, err := RequestWith(c.from, to, c.in, c.model, c.stream, c.opt)
+				out, notes, err := ConvertWith(c.from, to, c.in, c.model, c.stream, c.opt)
 				if updateGolden() {
 					delete(c.wants, "want."+string(to)+".json")
 					delete(c.wants, "want."+string(to)+".err")
@@ -107,10 +107,10 @@ func TestRequestGolden(t *testing.T) {
 					}
 					// The engine's admission checks the body first and says so
 					// (Checked): the conversion must come out the same.
-					if reqValidObject(c.in) {
+					if validObject(c.in) {
 						opt := c.opt
 						opt.Checked = true
-						out2, notes2, err2 := RequestWith(c.from, to, c.in, c.model, c.stream, opt)
+						out2, notes2, err2 := ConvertWith(c.from, to, c.in, c.model, c.stream, opt)
 						if string(out2) != string(out) || strings.Join(notes2, "\n") != strings.Join(notes, "\n") || fmt.Sprint(err2) != fmt.Sprint(err) {
 							t.Errorf("Checked changed the conversion:\n%s %q %v\nagainst\n%s %q %v", out2, notes2, err2, out, notes, err)
 						}
@@ -158,7 +158,7 @@ func checkReqWant(t *testing.T, c *reqCase, to protocol.Family, out []byte, err 
 }
 
 func loadReqCases(t testing.TB) []*reqCase {
-	files, err := filepath.Glob(filepath.Join("testdata", "request", "*.txtar"))
+	files, err := filepath.Glob(filepath.Join("testdata", "*.txtar"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -286,11 +286,11 @@ func TestRequestRoundTrip(t *testing.T) {
 			if to == c.from {
 				continue
 			}
-			mid, err := Request(c.from, to, c.in, c.model, c.stream)
+			mid, err := Convert(c.from, to, c.in, c.model, c.stream)
 			if err != nil {
 				continue // refused paths have nothing to round-trip
 			}
-			back, err := Request(to, c.from, mid, c.model, c.stream)
+			back, err := Convert(to, c.from, mid, c.model, c.stream)
 			if err != nil {
 				t.Errorf("%s: %s -> %s -> back: %v", c.name, c.from, to, err)
 				continue
@@ -327,7 +327,7 @@ func reqSummary(t *testing.T, f protocol.Family, body []byte, via protocol.Famil
 				fmt.Fprintf(&b, "  image %s %d %s\n", p.MIME, len(p.Data), p.URL)
 			case PartDocument:
 				if p.Data == "" && p.URL == "" { // a text document travels as text
-					fmt.Fprintf(&b, "  text %q\n", rqDocumentText(&p))
+					fmt.Fprintf(&b, "  text %q\n", documentText(&p))
 				} else {
 					fmt.Fprintf(&b, "  document %s %d %s\n", p.MIME, len(p.Data), p.URL)
 				}
@@ -370,7 +370,7 @@ func fuzzRequest(f *testing.F, from protocol.Family) {
 			if to == from {
 				continue
 			}
-			out, err := Request(from, to, body, "gemini-3-pro", true)
+			out, err := Convert(from, to, body, "gemini-3-pro", true)
 			if err != nil {
 				continue
 			}
@@ -390,7 +390,7 @@ func BenchmarkRequest(b *testing.B) {
 		if f == protocol.Anthropic {
 			continue
 		}
-		out, err := Request(protocol.Anthropic, f, bodies[protocol.Anthropic], "bench-model", true)
+		out, err := Convert(protocol.Anthropic, f, bodies[protocol.Anthropic], "bench-model", true)
 		if err != nil {
 			b.Fatalf("building the %s body: %v", f, err)
 		}
@@ -406,7 +406,7 @@ func BenchmarkRequest(b *testing.B) {
 				b.SetBytes(int64(len(body)))
 				b.ReportAllocs()
 				for b.Loop() {
-					if _, err := Request(from, to, body, "bench-model", true); err != nil {
+					if _, err := Convert(from, to, body, "bench-model", true); err != nil {
 						b.Fatal(err)
 					}
 				}
@@ -416,7 +416,7 @@ func BenchmarkRequest(b *testing.B) {
 				b.SetBytes(int64(len(body)))
 				b.ReportAllocs()
 				for b.Loop() {
-					if _, _, err := RequestWith(from, to, body, "bench-model", true, RequestOptions{Checked: true}); err != nil {
+					if _, _, err := ConvertWith(from, to, body, "bench-model", true, Options{Checked: true}); err != nil {
 						b.Fatal(err)
 					}
 				}

@@ -1,4 +1,4 @@
-package convert
+package gjwalk
 
 import (
 	"github.com/tidwall/gjson"
@@ -6,7 +6,7 @@ import (
 	"github.com/ccload/ccload/protocol/jsonwalk"
 )
 
-// pick sets out[i] to obj's member names[i], finding them all in one walk
+// Pick sets out[i] to obj's member names[i], finding them all in one walk
 // of obj; the first of duplicate keys wins, as with Get. A Get per member
 // walks obj from its start each time, and all of it for a member obj does
 // not have. Tool definitions, whose descriptions and schemas run to
@@ -15,7 +15,7 @@ import (
 // tool definitions were a fifth of converting a Claude Code request, and
 // chunk members half of converting a Chat stream. The walk is jsonwalk's
 // (walk.go); a non-object has no members.
-func pick(obj gjson.Result, names []string, out []gjson.Result) {
+func Pick(obj gjson.Result, names []string, out []gjson.Result) {
 	if !obj.IsObject() {
 		return
 	}

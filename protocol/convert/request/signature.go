@@ -1,4 +1,4 @@
-package convert
+package request
 
 import (
 	"github.com/ccload/ccload/protocol"
@@ -47,12 +47,12 @@ func (r *Req) resolveSignatures(client, target protocol.Family, to signature.Ori
 	}
 }
 
-// rqAnthUnsignedLoop reports whether the final assistant turn calls a tool
+// anthUnsignedLoop reports whether the final assistant turn calls a tool
 // without starting with signed thinking: Anthropic then refuses a request
 // with thinking on ("a final assistant message must start with a thinking
 // block"), which happens when that turn's reasoning came from another
 // upstream. Such a request is sent without thinking (docs/reasoning.md).
-func rqAnthUnsignedLoop(r *Req) bool {
+func anthUnsignedLoop(r *Req) bool {
 	for i := len(r.Msgs) - 1; i >= 0; i-- {
 		m := &r.Msgs[i]
 		if m.Role != RoleAssistant {
@@ -62,7 +62,7 @@ func rqAnthUnsignedLoop(r *Req) bool {
 		first := PartKind(255)
 		for j := range m.Parts {
 			p := &m.Parts[j]
-			if first == 255 && rqAnthKeeps(p) {
+			if first == 255 && anthKeeps(p) {
 				first = p.Kind
 			}
 			calls = calls || p.Kind == PartToolCall

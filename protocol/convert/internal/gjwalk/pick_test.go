@@ -1,4 +1,4 @@
-package convert
+package gjwalk
 
 import (
 	"testing"
@@ -6,7 +6,7 @@ import (
 	"github.com/tidwall/gjson"
 )
 
-// pick must find what a Get per member finds: the first of duplicate
+// Pick must find what a Get per member finds: the first of duplicate
 // keys, escaped names, nothing for an absent member or a non-object.
 func TestPickFindsWhatGetFinds(t *testing.T) {
 	names := []string{"a", "b", "missing", "name"}
@@ -16,11 +16,11 @@ func TestPickFindsWhatGetFinds(t *testing.T) {
 		`{}`, `[{"a":1}]`, `"a"`, `7`,
 	} {
 		var got [4]gjson.Result
-		pick(gjson.Parse(doc), names, got[:])
+		Pick(gjson.Parse(doc), names, got[:])
 		for i, n := range names {
 			want := gjson.Parse(doc).Get(n)
 			if got[i].Raw != want.Raw || got[i].Exists() != want.Exists() {
-				t.Errorf("%s: pick %s = %q, Get %q", doc, n, got[i].Raw, want.Raw)
+				t.Errorf("%s: Pick %s = %q, Get %q", doc, n, got[i].Raw, want.Raw)
 			}
 		}
 	}

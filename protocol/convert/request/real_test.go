@@ -1,4 +1,4 @@
-package convert
+package request
 
 import (
 	"bytes"
@@ -15,7 +15,7 @@ import (
 	"github.com/ccload/ccload/protocol"
 )
 
-// realFamily maps a recorded body (testdata/real, written by make
+// realFamily maps a recorded body (../testdata/real, written by make
 // test-clients) to the family its client speaks.
 func realFamily(name string) protocol.Family {
 	switch {
@@ -35,11 +35,11 @@ var strictToolName = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_-]{0,63}$`)
 // TestRealClientBodies converts every body the real CLIs sent (Claude Code,
 // Codex in both modes, Gemini CLI) to each other family: each must convert,
 // with tool names every target accepts, and the conversion notes must be
-// those in testdata/real/notes.golden (-update rewrites it). The bodies are
-// too large to keep whole outputs as goldens; the request goldens in
-// testdata/request hold the same shapes in small.
+// those in ../testdata/real/notes.golden (-update rewrites it). The bodies are
+// too large to keep whole outputs as goldens; the request goldens
+// in testdata hold the same shapes in small.
 func TestRealClientBodies(t *testing.T) {
-	files, _ := filepath.Glob(filepath.Join("testdata", "real", "*.json"))
+	files, _ := filepath.Glob(filepath.Join("..", "testdata", "real", "*.json"))
 	if len(files) == 0 {
 		t.Fatal("no recorded bodies in testdata/real")
 	}
@@ -60,7 +60,7 @@ func TestRealClientBodies(t *testing.T) {
 			if to == from {
 				continue
 			}
-			out, notes, err := RequestWith(from, to, body, "upstream-model", true, RequestOptions{})
+			out, notes, err := ConvertWith(from, to, body, "upstream-model", true, Options{})
 			if err != nil {
 				t.Errorf("%s -> %s: %v", name, to, err)
 				continue
@@ -79,8 +79,8 @@ func TestRealClientBodies(t *testing.T) {
 			}
 		}
 	}
-	golden := filepath.Join("testdata", "real", "notes.golden")
-	if goldenUpdate() {
+	golden := filepath.Join("..", "testdata", "real", "notes.golden")
+	if updateGolden() {
 		if err := os.WriteFile(golden, got.Bytes(), 0o644); err != nil {
 			t.Fatal(err)
 		}

@@ -1,4 +1,15 @@
-package convert
+// Package gjwalk reads JSON bodies as gjson Results, walking them with
+// jsonwalk: the request decoders and the answer decoders of package
+// convert both read bodies this way.
+//
+// The request decoders read a client body through gjson.Results, and an
+// agent's body is mostly long strings: prompts, tool schemas, file
+// contents. gjson's ForEach and Array find the end of every member and
+// element by stepping through each byte of it (squash), which was a third
+// of converting a Claude Code request (perf). ForEach and Elements walk
+// with jsonwalk instead, jumping from quote to quote, and hand over the
+// same Results.
+package gjwalk
 
 import (
 	"iter"
@@ -9,19 +20,11 @@ import (
 	"github.com/ccload/ccload/protocol/jsonwalk"
 )
 
-// The request decoders read a client body through gjson.Results, and an
-// agent's body is mostly long strings: prompts, tool schemas, file
-// contents. gjson's ForEach and Array find the end of every member and
-// element by stepping through each byte of it (squash), which was a third
-// of converting a Claude Code request (perf). forEach and
-// elements walk with jsonwalk instead, jumping from quote to quote, and
-// hand over the same Results.
-
-// forEach is v.ForEach, with the same callback: for an object its members
+// ForEach is v.ForEach, with the same callback: for an object its members
 // (the key as a string Result holding the unescaped name), for an array
 // its elements (with an empty key), until fn returns false. Anything else
 // goes to gjson's own ForEach, which passes a scalar once.
-func forEach(v gjson.Result, fn func(k, v gjson.Result) bool) {
+func ForEach(v gjson.Result, fn func(k, v gjson.Result) bool) {
 	switch {
 	case v.IsObject():
 		jsonwalk.Members(v.Raw, func(k, raw string) bool {
@@ -36,10 +39,10 @@ func forEach(v gjson.Result, fn func(k, v gjson.Result) bool) {
 	}
 }
 
-// elements ranges over what v.Array() holds, index and element: an array's
+// Elements ranges over what v.Array() holds, index and element: an array's
 // elements, nothing for null or an absent value, v itself for anything
 // else.
-func elements(v gjson.Result) iter.Seq2[int, gjson.Result] {
+func Elements(v gjson.Result) iter.Seq2[int, gjson.Result] {
 	return func(yield func(int, gjson.Result) bool) {
 		if !v.IsArray() {
 			for i, x := range v.Array() {
@@ -78,8 +81,8 @@ func memberName(k string) string {
 	return gjson.Parse(`"` + k + `"`).Str
 }
 
-// parseBody is gjson.ParseBytes(body) without its copy of the body (64 KB
+// Parse is gjson.ParseBytes(body) without its copy of the body (64 KB
 // for a Claude Code request, as large again as the conversion's output).
 // The Results point into body, which a conversion reads and never keeps:
 // what it returns it writes anew.
-func parseBody(body []byte) gjson.Result { return gjson.Parse(jsonwalk.View(body)) }
+func Parse(body []byte) gjson.Result { return gjson.Parse(jsonwalk.View(body)) }
