@@ -32,7 +32,7 @@ test: lint
 FUZZ_PKG      ?= ./engine/upstream
 FUZZ_TARGETS  ?= $(shell grep -ho '^func Fuzz[A-Za-z0-9]*' $(FUZZ_PKG)/*_test.go | cut -c6-)
 FUZZTIME      ?= 60s
-FUZZTIME_TEST ?= 2s
+FUZZTIME_TEST ?= 1.5s
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
 	  echo "== $$t"; \
