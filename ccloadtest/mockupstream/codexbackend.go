@@ -163,7 +163,43 @@ func (b *CodexBackend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	r2 := r.Clone(r.Context())
 	r2.Body = io.NopCloser(bytes.NewReader(body))
 	r2.ContentLength = int64(len(body))
-	b.Inner.ServeHTTP(w, r2)
+	b.Inner.ServeHTTP(&untypedStream{ResponseWriter: w}, r2)
+}
+
+// untypedStream sends a 2xx stream without its Content-Type, as the real
+// backend does (KarpelesLab/teamclaude issue 456: every captured answer
+// of chatgpt.com/backend-api/codex/responses lacked the header), so that
+// a gateway which picks the stream path by that header fails here too.
+type untypedStream struct {
+	http.ResponseWriter
+	wrote bool
+}
+
+func (u *untypedStream) WriteHeader(code int) {
+	if !u.wrote {
+		u.wrote = true
+		h := u.Header()
+		if code/100 == 2 && strings.HasPrefix(h.Get("Content-Type"), "text/event-stream") {
+			h["Content-Type"] = nil // nil, not deleted: net/http would sniff one
+		}
+	}
+	u.ResponseWriter.WriteHeader(code)
+}
+
+func (u *untypedStream) Write(p []byte) (int, error) {
+	if !u.wrote {
+		u.WriteHeader(http.StatusOK)
+	}
+	return u.ResponseWriter.Write(p)
+}
+
+func (u *untypedStream) Flush() {
+	if !u.wrote {
+		u.WriteHeader(http.StatusOK)
+	}
+	if f, ok := u.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
 }
 
 // Exhaust uses up account's primary window until reset.

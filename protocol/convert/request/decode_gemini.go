@@ -84,19 +84,7 @@ func gemGenConfig(r *Req, g gjson.Result, to protocol.Family) error {
 		case "seed":
 			r.Seed, err = number(v, "generationConfig.seed")
 		case "presencePenalty", "frequencyPenalty":
-			if isZero(v) {
-				break
-			}
-			if !c.penalties {
-				// A sampling preference, like topK (doc.go).
-				r.note("generationConfig.%s dropped: %s upstreams have no penalties", k.Str, to)
-				break
-			}
-			if k.Str == "presencePenalty" {
-				r.Presence, err = number(v, k.Str)
-			} else {
-				r.Frequency, err = number(v, k.Str)
-			}
+			err = gemPenalty(r, k.Str, v, to)
 		case "stopSequences":
 			r.Stop, err = stringList(v, "generationConfig.stopSequences")
 			if err == nil && len(r.Stop) > 0 && !c.stop {
@@ -132,6 +120,32 @@ func gemGenConfig(r *Req, g gjson.Result, to protocol.Family) error {
 	if err != nil {
 		return err
 	}
+	return gemResponseFormat(r, mime, schema, to)
+}
+
+// gemPenalty reads presencePenalty or frequencyPenalty: a sampling
+// preference, like topK, dropped with a note where the target has none.
+func gemPenalty(r *Req, key string, v gjson.Result, to protocol.Family) error {
+	if isZero(v) {
+		return nil
+	}
+	if !capsOf[to].penalties {
+		r.note("generationConfig.%s dropped: %s upstreams have no penalties", key, to)
+		return nil
+	}
+	var err error
+	if key == "presencePenalty" {
+		r.Presence, err = number(v, key)
+	} else {
+		r.Frequency, err = number(v, key)
+	}
+	return err
+}
+
+// gemResponseFormat reads structured output from responseMimeType and the
+// response schema (either spelling): JSON with a schema, JSON without one
+// where the target has a JSON mode, or free text.
+func gemResponseFormat(r *Req, mime string, schema gjson.Result, to protocol.Family) error {
 	switch mime {
 	case "", "text/plain":
 		if schema.Exists() {
@@ -139,7 +153,7 @@ func gemGenConfig(r *Req, g gjson.Result, to protocol.Family) error {
 		}
 	case "application/json":
 		if !schema.Exists() {
-			if !c.jsonObject {
+			if !capsOf[to].jsonObject {
 				return refuseField(to, "generationConfig.responseMimeType (JSON without a schema)")
 			}
 			r.Format = &OutputFormat{}
