@@ -13,7 +13,7 @@ COMMIT    ?= $(shell git rev-parse HEAD 2>/dev/null)
 DATE      ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 LDFLAGS   ?= -X main.version=$(VERSION) -X main.commit=$(COMMIT) -X main.date=$(DATE)
 
-.PHONY: build test test-short test-web test-clients demo lint bench bench-load clean soak release image image-check cross test-portable
+.PHONY: build test fuzz test-short test-web test-clients demo lint bench bench-load clean soak release image image-check cross test-portable
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN) .
@@ -23,6 +23,21 @@ build:
 test: lint
 	$(GO) test -race -count=1 -timeout 15m $(PKGS)
 	$(GO) test -count=1 -run 'RawSock|AheadConn' ./engine/ ./internal/rawsock/
+	$(MAKE) --no-print-directory fuzz FUZZTIME=$(FUZZTIME_TEST)
+
+# The fuzz targets of the readers of upstream bytes (engine/upstream), one
+# `go test -fuzz` per target: FUZZTIME each here, FUZZTIME_TEST each in
+# `make test`. What a run finds is kept in engine/upstream/testdata/fuzz,
+# which every `go test` then replays.
+FUZZ_PKG      ?= ./engine/upstream
+FUZZ_TARGETS  ?= $(shell grep -ho '^func Fuzz[A-Za-z0-9]*' $(FUZZ_PKG)/*_test.go | cut -c6-)
+FUZZTIME      ?= 60s
+FUZZTIME_TEST ?= 1.5s
+fuzz:
+	@set -e; for t in $(FUZZ_TARGETS); do \
+	  echo "== $$t"; \
+	  $(GO) test -run='^$$' -fuzz="^$$t\$$" -fuzztime=$(FUZZTIME) $(FUZZ_PKG); \
+	done
 
 # Every release target builds and vets (vet type-checks the tests too)
 # without running anything.

@@ -88,7 +88,7 @@ xai: the device-code flow (RFC 8628) against oauth_issuer.`,
 	c.Flags().StringVar(&opts.Account, "account", "", "account name, one of the channel's accounts: (required)")
 	c.Flags().StringVar(&opts.Token, "token", "", "sign in with a personal access token")
 	c.Flags().StringVar(&opts.AccountID, "account-id", "", "the provider's account id, for --token when the token does not carry it")
-	c.Flags().StringVar(&opts.Import, "import", "", "import the Codex CLI's auth.json")
+	c.Flags().StringVar(&opts.Import, "import", "", "import the Codex CLI's auth.json, or a credential object (ccLoad's oauth_credential)")
 	c.Flags().BoolVar(&opts.Device, "device", false, "sign in with a device code")
 	c.Flags().BoolVar(&opts.Paste, "paste", false, "browser sign-in without a local callback: paste the redirect URL")
 	c.Flags().IntVar(&opts.Port, "port", account.CodexCallbackPort, "local callback port of the browser sign-in")
@@ -197,7 +197,7 @@ func loginRun(ctx context.Context, opts *LoginOptions) error {
 	case opts.Token != "":
 		cred = tokenCredential(opts.Token, opts.AccountID, opts.Now())
 	case opts.Import != "":
-		cred, err = importCodexAuth(opts.Import, opts.Now())
+		cred, err = importAuth(opts.Import, opts.Provider, opts.Now())
 	case opts.Provider == config.OAuthXAI:
 		cred, err = deviceLogin(ctx, opts, t.ch)
 	case opts.Device:
@@ -250,10 +250,13 @@ func tokenCredential(tok, accountID string, now time.Time) account.Credential {
 	return c
 }
 
-// importCodexAuth reads the Codex CLI's auth.json: {"tokens": {"id_token",
+// importAuth reads the Codex CLI's auth.json: {"tokens": {"id_token",
 // "access_token", "refresh_token", "account_id"}, "last_refresh"}
-// (codex-rs/login/src/auth/storage.rs AuthDotJson, token_data.rs).
-func importCodexAuth(file string, now time.Time) (account.Credential, error) {
+// (codex-rs/login/src/auth/storage.rs AuthDotJson, token_data.rs), or a
+// flat credential object as ccLoad keeps it for codex_oauth and xai_oauth
+// channels (the same token fields at the top, with expires_at or expiry
+// when the access token is no JWT).
+func importAuth(file, provider string, now time.Time) (account.Credential, error) {
 	b, err := os.ReadFile(file)
 	if err != nil {
 		return account.Credential{}, err
@@ -268,17 +271,20 @@ func importCodexAuth(file string, now time.Time) (account.Credential, error) {
 		LastRefresh time.Time `json:"last_refresh"`
 	}
 	if err := json.Unmarshal(b, &v); err != nil {
-		return account.Credential{}, fmt.Errorf("%s is not a Codex auth.json: %v", file, err)
+		return account.Credential{}, fmt.Errorf("%s is not a Codex auth.json nor a credential object: %v", file, err)
 	}
+	var expires time.Time // a flat object's own expiry, when its token is no JWT
 	if v.Tokens == nil {
 		// A flat credential object, as gateways such as ccLoad keep it
 		// (its oauth_credential column): the same token fields at the top.
 		var flat struct {
-			IDToken          string `json:"id_token"`
-			AccessToken      string `json:"access_token"`
-			RefreshToken     string `json:"refresh_token"`
-			AccountID        string `json:"account_id"`
-			ChatGPTAccountID string `json:"chatgpt_account_id"`
+			IDToken          string          `json:"id_token"`
+			AccessToken      string          `json:"access_token"`
+			RefreshToken     string          `json:"refresh_token"`
+			AccountID        string          `json:"account_id"`
+			ChatGPTAccountID string          `json:"chatgpt_account_id"`
+			ExpiresAt        json.RawMessage `json:"expires_at"`
+			Expiry           time.Time       `json:"expiry"`
 		}
 		if json.Unmarshal(b, &flat) == nil && flat.AccessToken != "" {
 			idJSON, _ := json.Marshal(flat.IDToken)
@@ -288,10 +294,11 @@ func importCodexAuth(file string, now time.Time) (account.Credential, error) {
 				RefreshToken string          `json:"refresh_token"`
 				AccountID    string          `json:"account_id"`
 			}{idJSON, flat.AccessToken, flat.RefreshToken, firstNonEmpty(flat.AccountID, flat.ChatGPTAccountID)}
+			expires = flatExpiry(flat.ExpiresAt, flat.Expiry)
 		}
 	}
 	if v.Tokens == nil || v.Tokens.AccessToken == "" {
-		return account.Credential{}, fmt.Errorf("%s has no ChatGPT tokens (signed in with an API key?)", file)
+		return account.Credential{}, fmt.Errorf("%s has no access token (signed in with an API key?)", file)
 	}
 	var id string
 	if json.Unmarshal(v.Tokens.IDToken, &id) != nil {
@@ -303,6 +310,9 @@ func importCodexAuth(file string, now time.Time) (account.Credential, error) {
 	}
 	c := account.Credential{AccessToken: v.Tokens.AccessToken, RefreshToken: v.Tokens.RefreshToken, IDToken: id, AccountID: v.Tokens.AccountID}
 	c.Expires = oauth.JWTExpiry(c.AccessToken)
+	if c.Expires.IsZero() {
+		c.Expires = expires
+	}
 	c.Issued = oauth.JWTIssuedAt(c.AccessToken)
 	if c.Issued.IsZero() {
 		c.Issued = v.LastRefresh
@@ -310,10 +320,31 @@ func importCodexAuth(file string, now time.Time) (account.Credential, error) {
 	if c.Issued.IsZero() {
 		c.Issued = now
 	}
-	if c.AccountID == "" {
+	switch {
+	case c.AccountID != "":
+	case provider == config.OAuthCodex:
 		c.AccountID = account.CodexAccountID(id)
+	default:
+		c.AccountID, _ = oauth.Claims(id)["sub"].(string) // as FromTokens names an xAI account
 	}
 	return c, nil
+}
+
+// flatExpiry reads a credential object's expiry: expires_at in unix
+// seconds (or milliseconds) or RFC 3339, or Go's oauth2 "expiry".
+func flatExpiry(at json.RawMessage, expiry time.Time) time.Time {
+	var n int64
+	var s string
+	switch {
+	case json.Unmarshal(at, &n) == nil && n > 1e12:
+		return time.UnixMilli(n).UTC()
+	case n > 0:
+		return time.Unix(n, 0).UTC()
+	case json.Unmarshal(at, &s) == nil && s != "":
+		t, _ := time.Parse(time.RFC3339, s)
+		return t
+	}
+	return expiry
 }
 
 // codexDeviceLogin runs the Codex device-code sign-in (facts in

@@ -176,6 +176,7 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 	reloadOnHangUp(g, src, log)
 	g.loop(eng.RunChecks)
 	g.loop(func(ctx context.Context) { accounts.Run(ctx, accountPoll) }) // sign-ins, sign-outs and refreshes from elsewhere
+	g.loop(func(ctx context.Context) { runAccountRefresher(ctx, accounts, src) })
 	g.loop(retention.Run)
 	catalogCtx, stopCatalog := context.WithCancel(context.Background())
 	g.onStop(stopCatalog)

@@ -16,6 +16,18 @@ import (
 // refresh by another instance take effect within seconds.
 const accountPoll = 2 * time.Second
 
+// accountRefreshTick is how often the background refresher looks for idle
+// accounts whose token entered its refresh margin. The look is in memory;
+// the shortest margin we meet (a fifth of a few seconds' life) still
+// gets a tick inside it.
+const accountRefreshTick = time.Second
+
+// runAccountRefresher renews idle accounts (account.Pool.RefreshDue)
+// until ctx ends, over the channels of the current config.
+func runAccountRefresher(ctx context.Context, p *account.Pool, src *config.Source) {
+	p.RunRefresher(ctx, accountRefreshTick, func() []*config.Channel { return src.Current().Channels })
+}
+
 // newAccountPool makes the pool of signed-in accounts and keeps its key in
 // step with server.secret_key across reloads. It reads the table once now
 // (when the database is up) and then every accountPoll in the background.

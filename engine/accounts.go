@@ -75,13 +75,29 @@ func (e *Engine) accountFor(r *request, c *attempt) *attemptResult {
 			h.Set("chatgpt-account-id", cred.AccountID)
 			h.Set("originator", account.CodexOriginator)
 			h.Set("session_id", session)
+			h.Set("Accept", "text/event-stream")
 		}
 	}
+	// The Codex backend only streams (account.CodexWhole): a client that
+	// asked for one whole answer gets the stream assembled into it.
+	whole := ch.OAuth == config.OAuthCodex && !r.stream
 	prev := c.rq.onResponse
 	c.rq.onResponse = func(resp *upstreamResponse) {
 		e.accounts.Observe(ch, name, resp.Header.Get)
 		if prev != nil {
 			prev(resp)
+		}
+		if ch.OAuth != config.OAuthCodex || resp.StatusCode < 200 || resp.StatusCode > 299 {
+			return
+		}
+		if resp.Header.Get("Content-Type") == "" {
+			// The backend's 2xx answers are always streams, and it sends
+			// them without a Content-Type (reported by gateways that relay
+			// it, e.g. KarpelesLab/teamclaude issue 456): read as one.
+			resp.Header = eventStreamHeader{resp.Header}
+		}
+		if whole {
+			resp.Body = account.CodexWhole(resp.Body)
 		}
 	}
 	return nil
@@ -157,3 +173,16 @@ func newSessionID() string {
 
 // Accounts is the account pool, nil when the process has none.
 func (e *Engine) Accounts() *account.Pool { return e.accounts }
+
+// eventStreamHeader is an upstream answer's headers with the Content-Type
+// of a stream, for an upstream known to stream that does not say so.
+type eventStreamHeader struct {
+	h interface{ Get(string) string }
+}
+
+func (e eventStreamHeader) Get(name string) string {
+	if strings.EqualFold(name, "Content-Type") {
+		return "text/event-stream"
+	}
+	return e.h.Get(name)
+}

@@ -24,7 +24,7 @@ import (
 // (in-memory listener) -> upstream (a fasthttp server on loopback answering
 // fixed bytes) and back, SQLite logging included. allocs/op counts the
 // whole process, so the client and the upstream are fasthttp's, which
-// allocate next to nothing per request. Results: BENCH.md.
+// allocate next to nothing per request. How to run and read them: docs/benchmarks.md.
 //
 //	go test -run '^$' -bench 'BenchmarkProxy' -benchmem ./engine/
 

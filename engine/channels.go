@@ -90,8 +90,10 @@ func (e *Engine) Paused(channel string) bool {
 
 // Sweep drops the runtime state and cooldowns whose channel, key, URL,
 // model or token is gone from snap (registry.sweep; call it after a
-// reload); state of unchanged entities stays.
+// reload), and the upstream clients, with their idle connections, of
+// proxies no channel uses any more; state of unchanged entities stays.
 func (e *Engine) Sweep(snap *config.Snapshot) {
 	e.reg.sweep(snap)
+	e.upstream.Keep(snapshotProxies(snap))
 	e.view(snap) // built now rather than by the first request on snap
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"strings"
 	"sync"
 	"time"
 
@@ -40,7 +39,7 @@ type ledger struct {
 
 	mu       sync.Mutex
 	tokens   map[string]*spend
-	channels map[string]*spend // key: channel + "\x00" + day; only the current day is kept
+	channels map[string]*spend // by channel name: the totals of day, the only day kept
 	day      string
 	pending  map[spendKey]float64 // spent here, not written to spendSt yet
 }
@@ -131,11 +130,11 @@ func (l *ledger) channel(name, day string) *spend {
 	m := l.channels
 	l.mu.Unlock()
 	if l.shareSpend {
-		return l.ensure(m, name+"\x00"+day, func(ctx context.Context) (float64, error) {
+		return l.ensure(m, name, func(ctx context.Context) (float64, error) {
 			return l.sharedBase(ctx, spendKey{store.SpendChannel, name, day})
 		})
 	}
-	return l.ensure(m, name+"\x00"+day, func(ctx context.Context) (float64, error) { return l.st.ChannelCostOn(ctx, name, day) })
+	return l.ensure(m, name, func(ctx context.Context) (float64, error) { return l.st.ChannelCostOn(ctx, name, day) })
 }
 
 // reserveToken admits a request against the token's cost_limit.
@@ -177,7 +176,7 @@ func (l *ledger) settle(token string, reserved bool, channel, day string, usd fl
 		s.total += usd
 		s.avg = 0.8*s.avg + 0.2*usd
 	}
-	if s, ok := l.channels[channel+"\x00"+day]; ok && day == l.day {
+	if s, ok := l.channels[channel]; ok && day == l.day {
 		s.total += usd
 		s.avg = 0.8*s.avg + 0.2*usd
 	}
@@ -193,9 +192,9 @@ func (l *ledger) sweep(tokens map[string]bool, channels map[string]*config.Chann
 			delete(l.tokens, name)
 		}
 	}
-	for k := range l.channels {
-		if name, _, _ := strings.Cut(k, "\x00"); channels[name] == nil {
-			delete(l.channels, k)
+	for name := range l.channels {
+		if channels[name] == nil {
+			delete(l.channels, name)
 		}
 	}
 }

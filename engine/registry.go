@@ -34,7 +34,7 @@ import (
 //	                   lastChecks (scheduled checks), keyCursors (key
 //	                   round-robin of requests and of scheduled checks)
 //	channel set        wrr (smooth weighted round-robin weights per
-//	                   priority group, key: names joined by "\x00")
+//	                   priority group, key: channelSet)
 //	channel and URL    urls (time-to-first-byte EWMA)
 //	URL                urlIDs (memoized urlID, cooldown names of URLs)
 //	key value          keyIDs (memoized keyID)
@@ -60,8 +60,7 @@ type registry struct {
 	lastChecks  stateMap[string, ProbeResult]       // channel name -> last scheduled check
 	keyCursors  stateMap[cursorKey, *atomic.Uint64] // key round-robin position
 
-	wrrMu sync.Mutex
-	wrr   map[string]map[string]int // candidate-set key -> channel -> current weight
+	wrr stateMap[channelSet, *wrrWeights] // candidates of a priority group -> current weights
 
 	urls   stateMap[urlKey, *urlStat] // time to first byte per channel and URL
 	urlIDs stateMap[string, string]   // raw URL -> urlID(raw)
@@ -81,7 +80,6 @@ type registry struct {
 
 func newRegistry(opts Options, clk clock.Clock) *registry {
 	r := &registry{
-		wrr:       map[string]map[string]int{},
 		ledger:    newLedger(opts.Costs, clk, opts.Logger),
 		pins:      affinity.NewTable(config.DefaultRouting.Affinity.MaxSessions, config.DefaultRouting.Affinity.TTL.D()),
 		cooldowns: opts.Cooldowns,
@@ -168,19 +166,42 @@ func (r *registry) keyCursor(channel string, check bool) uint64 {
 	return r.keyCursors.get(cursorKey{channel, check}, func() *atomic.Uint64 { return new(atomic.Uint64) }).Add(1) - 1
 }
 
+// channelSet is the identity of one priority group's candidates: their
+// channel names, in order. A set of any size cannot be a struct, so the
+// names are joined with NUL, a byte channel names do not use; channelSetOf
+// and all are the only code that knows it.
+type channelSet string
+
+func channelSetOf(names []string) channelSet { return channelSet(strings.Join(names, "\x00")) }
+
+// all reports whether every channel of the set passes keep.
+func (s channelSet) all(keep func(name string) bool) bool {
+	for name := range strings.SplitSeq(string(s), "\x00") {
+		if !keep(name) {
+			return false
+		}
+	}
+	return true
+}
+
+// wrrWeights are the current weights of one candidate set's members.
+type wrrWeights struct {
+	mu  sync.Mutex
+	cur map[string]int // channel name -> current weight
+}
+
+func newWRRWeights() *wrrWeights { return &wrrWeights{cur: map[string]int{}} }
+
 // smoothWRR picks one member of a candidate set by smooth weighted
 // round-robin (the nginx algorithm: every member gains its weight, the
 // largest current weight wins and loses the total). The sequence for
 // weights 5,1,1 is a a b a c a a, spreading picks instead of bursting.
 // It returns the index of the winner in names.
-func (r *registry) smoothWRR(set string, names []string, weights []int) int {
-	r.wrrMu.Lock()
-	defer r.wrrMu.Unlock()
-	cur := r.wrr[set]
-	if cur == nil {
-		cur = make(map[string]int, len(names))
-		r.wrr[set] = cur
-	}
+func (r *registry) smoothWRR(set channelSet, names []string, weights []int) int {
+	w := r.wrr.get(set, newWRRWeights)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	cur := w.cur
 	best, total := -1, 0
 	for i, n := range names {
 		cur[n] += weights[i]
@@ -240,16 +261,7 @@ func (r *registry) sweep(snap *config.Snapshot) {
 	r.wsRefused.sweep(hasURL)
 	r.unpriced.sweep(func(model string) bool { return models[model] })
 
-	r.wrrMu.Lock()
-	for set := range r.wrr {
-		for name := range strings.SplitSeq(set, "\x00") {
-			if channels[name] == nil {
-				delete(r.wrr, set)
-				break
-			}
-		}
-	}
-	r.wrrMu.Unlock()
+	r.wrr.sweep(func(s channelSet) bool { return s.all(hasChannel) })
 
 	r.ledger.sweep(tokens, channels)
 

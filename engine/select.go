@@ -50,7 +50,7 @@ func (e *Engine) orderGroup(g []config.Route) {
 		names[i] = r.Channel.Name
 		weights[i] = max(r.Channel.Weight, 1)
 	}
-	win := e.reg.smoothWRR(strings.Join(names, "\x00"), names, weights)
+	win := e.reg.smoothWRR(channelSetOf(names), names, weights)
 	g[0], g[win] = g[win], g[0]
 	rest := g[1:]
 	slices.SortStableFunc(rest, func(a, b config.Route) int {

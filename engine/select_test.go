@@ -9,7 +9,7 @@ import (
 )
 
 func TestSmoothWRRSequence(t *testing.T) {
-	s := &registry{wrr: map[string]map[string]int{}}
+	s := &registry{}
 	names := []string{"a", "b", "c"}
 	weights := []int{5, 1, 1}
 	var got strings.Builder

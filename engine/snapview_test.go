@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"net/http"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -62,5 +63,37 @@ func TestSweepBuildsTheNewSnapshotsView(t *testing.T) {
 	}
 	if e.views.Load() != v {
 		t.Error("a request on the replaced snapshot displaced the current view")
+	}
+}
+
+// TestSweepDropsTheClientsOfRemovedProxies: a reload that removes the
+// last channel behind a proxy drops that proxy's net/http client (and
+// with it its idle connections, engine/upstream's TestKeepClosesIdle...);
+// the proxies still in use keep theirs.
+func TestSweepDropsTheClientsOfRemovedProxies(t *testing.T) {
+	ch := func(name, proxy string) string {
+		return "  - {name: " + name + ", urls: [\"http://127.0.0.1:1\"], keys: [key-0000000000], models: [m], proxy: \"" + proxy + "\"}\n"
+	}
+	const tokens = "tokens:\n  - {name: t1, token_sha256: \"0000000000000000000000000000000000000000000000000000000000000000\"}\n"
+	before := snapOf(t, "version: 1\nchannels:\n"+ch("a", "http://127.0.0.1:3128")+ch("b", "http://127.0.0.1:3129")+tokens)
+	after := snapOf(t, "version: 1\nchannels:\n"+ch("a", "http://127.0.0.1:3128")+tokens)
+	src := &swapSource{}
+	src.cur.Store(before)
+	e := New(Options{Config: src})
+	clients := map[string]*http.Client{}
+	for _, p := range []string{"", "http://127.0.0.1:3128", "http://127.0.0.1:3129"} {
+		c, err := e.HTTPClient(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		clients[p] = c
+	}
+	src.cur.Store(after)
+	e.Sweep(after)
+	for p, was := range clients {
+		c, _ := e.HTTPClient(p)
+		if kept := c == was; kept != (p != "http://127.0.0.1:3129") {
+			t.Errorf("proxy %q: client kept %v after the reload", p, kept)
+		}
 	}
 }

@@ -143,8 +143,7 @@ func (l *ledger) refreshSpend(ctx context.Context) {
 		s.total, s.loaded = db[k]+l.pending[k], true
 	}
 	if day == l.day {
-		for key, s := range l.channels {
-			name := key[:len(key)-len(day)-1] // channel + "\x00" + day
+		for name, s := range l.channels {
 			k := spendKey{store.SpendChannel, name, day}
 			s.total, s.loaded = db[k]+l.pending[k], true
 		}

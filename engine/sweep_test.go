@@ -101,23 +101,15 @@ func TestSweepDropsRuntimeStateOfRemovedEntities(t *testing.T) {
 		"paused":      func() []string { return mapKeys(&r.paused) },
 		"lastChecks":  func() []string { return mapKeys(&r.lastChecks) },
 		"keyCursors":  func() []string { return mapKeys(&r.keyCursors) },
-		"wrrMu":       func() []string { return []string{"(a lock)"} },
-		"wrr": func() (keys []string) {
-			r.wrrMu.Lock()
-			defer r.wrrMu.Unlock()
-			for set := range r.wrr {
-				keys = append(keys, set)
-			}
-			return keys
-		},
-		"urls":       func() []string { return mapKeys(&r.urls) },
-		"urlIDs":     func() []string { return mapKeys(&r.urlIDs) },
-		"keyIDs":     func() []string { return mapKeys(&r.keyIDs) },
-		"tokenLoad":  func() []string { return mapKeys(&r.tokenLoad.m) },
-		"sockets":    func() []string { return mapKeys(&r.sockets) },
-		"wsSessions": func() []string { return r.wsSessions.Tokens() },
-		"wsRefused":  func() []string { return mapKeys(&r.wsRefused) },
-		"unpriced":   func() []string { return mapKeys(&r.unpriced) },
+		"wrr":         func() []string { return mapKeys(&r.wrr) },
+		"urls":        func() []string { return mapKeys(&r.urls) },
+		"urlIDs":      func() []string { return mapKeys(&r.urlIDs) },
+		"keyIDs":      func() []string { return mapKeys(&r.keyIDs) },
+		"tokenLoad":   func() []string { return mapKeys(&r.tokenLoad.m) },
+		"sockets":     func() []string { return mapKeys(&r.sockets) },
+		"wsSessions":  func() []string { return r.wsSessions.Tokens() },
+		"wsRefused":   func() []string { return mapKeys(&r.wsRefused) },
+		"unpriced":    func() []string { return mapKeys(&r.unpriced) },
 		"ledger": func() (keys []string) {
 			r.ledger.mu.Lock()
 			defer r.ledger.mu.Unlock()

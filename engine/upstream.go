@@ -3,6 +3,7 @@ package engine
 import (
 	"net/http"
 
+	"github.com/ccload/ccload/config"
 	"github.com/ccload/ccload/engine/upstream"
 )
 
@@ -26,3 +27,13 @@ type (
 // settings (the price catalog). It has no timeout and follows no
 // redirects: callers bound their requests with a context.
 func (e *Engine) HTTPClient(proxy string) (*http.Client, error) { return e.upstream.Client(proxy) }
+
+// snapshotProxies is which proxy settings snap uses: its channels', the
+// price catalog's, and direct (""), which other outbound fetches use.
+func snapshotProxies(snap *config.Snapshot) func(proxy string) bool {
+	used := map[string]bool{"": true, snap.PriceCatalog.Proxy: true}
+	for _, ch := range snap.Channels {
+		used[ch.Proxy] = true
+	}
+	return func(proxy string) bool { return used[proxy] }
+}

@@ -179,6 +179,12 @@ func readCSVRow(r csvRow, names namer) *Channel {
 		// so it belongs in the database, sealed, through ccload login.
 		ch.OAuth, ch.Accounts = "codex", []string{"main"}
 		notes.add("auth_type codex_oauth: a ChatGPT account channel; save the row's oauth_credential JSON to a file and run `ccload login codex --channel %s --account main --import FILE` (the credential was not copied here)", ch.Name)
+	} else if auth == "xai_oauth" {
+		// xAI publishes no client id for third-party device sign-in, so
+		// the channel cannot serve until one is set: left disabled, the
+		// steps in the note.
+		ch.OAuth, ch.Accounts, ch.Disabled = "xai", []string{"main"}, true
+		notes.add("auth_type xai_oauth: an xAI account channel, left disabled: set oauth_client_id (the OAuth client registered for your device sign-in), save the row's oauth_credential JSON to a file and run `ccload login xai --channel %s --account main --import FILE`, then enable it (the credential was not copied here)", ch.Name)
 	} else if auth != "" && auth != "api_key" {
 		ch.Disabled = true
 		notes.add("auth_type %s: ccload has no OAuth login; the credential was not copied (add keys, then enable)", auth)

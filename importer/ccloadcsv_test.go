@@ -125,12 +125,20 @@ func TestCSVDisablesWhatCannotRoute(t *testing.T) {
 	cfg := readCSV(t, "name,api_key,urls,models,auth_type,oauth_credential\n"+
 		"no-key,,https://r.example.com,m,,\n"+
 		`oauth,,https://r.example.com,m,codex_oauth,"{""refresh_token"":""rt-secret""}"`+"\n"+
+		`grok,,https://api.x.ai/v1,m,xai_oauth,"{""refresh_token"":""rt-secret""}"`+"\n"+
 		"bad-url,k,not a url,m,,\n")
 	for _, ch := range cfg.Channels {
 		if ch.OAuth == "codex" {
 			// A ChatGPT account channel: enabled, its account waits for
 			// `ccload login`, which the note names.
 			if ch.Disabled || len(ch.Accounts) != 1 || len(ch.Notes) == 0 || !strings.Contains(ch.Notes[0], "ccload login codex --channel "+ch.Name) {
+				t.Errorf("%s: disabled=%v accounts=%v notes=%q", ch.Name, ch.Disabled, ch.Accounts, ch.Notes)
+			}
+		} else if ch.OAuth == "xai" {
+			// No client id to sign in with yet: disabled, the note says
+			// to set it and names the login.
+			if !ch.Disabled || len(ch.Accounts) != 1 || len(ch.Notes) == 0 || !strings.Contains(ch.Notes[0], "oauth_client_id") ||
+				!strings.Contains(ch.Notes[0], "ccload login xai --channel "+ch.Name) {
 				t.Errorf("%s: disabled=%v accounts=%v notes=%q", ch.Name, ch.Disabled, ch.Accounts, ch.Notes)
 			}
 		} else if !ch.Disabled || len(ch.Notes) == 0 {

@@ -66,7 +66,7 @@ type Channel struct {
 	Disabled       bool
 	LineComments   map[string]string // field name -> comment after its value
 	// OAuth and Accounts make a subscription-account channel (ccLoad's
-	// codex_oauth rows); its credential goes to the database with
+	// codex_oauth and xai_oauth rows); its credential goes to the database with
 	// `ccload login`, never into the file.
 	OAuth    string
 	Accounts []string

@@ -2,7 +2,9 @@ package store
 
 import (
 	"context"
+	"crypto/rand"
 	"database/sql"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"strings"
@@ -21,13 +23,13 @@ type Accounts interface {
 	DeleteAccount(ctx context.Context, channel, account string) (bool, error)
 	// ListAccounts returns every account, ordered by channel and account.
 	ListAccounts(ctx context.Context) ([]Account, error)
-	// LockAccount runs fn on the account's row inside a transaction that
-	// holds the row's write lock (SELECT … FOR UPDATE on PostgreSQL and
-	// MySQL; SQLite's single writer), so one refresh at a time runs for an
-	// account across every instance on the database. When fn returns a
-	// row with write set, it is stored (version + 1) before the lock is
-	// released, in the same transaction. found is false for a missing row;
-	// a missing row is never created here.
+	// LockAccount runs fn on the account's row while holding the row's
+	// claim, so one refresh at a time runs for an account across every
+	// instance on the database; others wait for the claim to end. fn runs
+	// outside any transaction (it calls the provider). When fn returns a
+	// row with write set, it is stored (version + 1) only if the claim is
+	// still the caller's, and the claim ends with that write. found is
+	// false for a missing row; a missing row is never created here.
 	LockAccount(ctx context.Context, channel, account string, fn func(a Account, found bool) (out Account, write bool, err error)) error
 	// SetAccountQuota stores what the provider's usage headers said
 	// (quota windows as JSON, the exhausted-until time; zero clears it),
@@ -109,11 +111,12 @@ func (s *sqlStore) PutAccount(ctx context.Context, a Account) error {
 	})
 }
 
-// writeAccount replaces the row of a, with version a.Version + 1.
+// writeAccount replaces the row of a, with version a.Version + 1. It ends
+// a refresh's claim: the refresh's result is for the credential replaced.
 func (s *sqlStore) writeAccount(ctx context.Context, tx *sql.Tx, a Account, now int64) error {
 	_, err := tx.ExecContext(ctx, s.d.q(`UPDATE accounts SET provider = ?, credential = ?, subject_fp = ?, access_expires_ms = ?,
- last_refresh_ms = ?, state = ?, reason = ?, exhausted_until_ms = ?, quota = ?, version = ?, updated_ms = ?
- WHERE channel = ? AND account = ?`),
+ last_refresh_ms = ?, state = ?, reason = ?, exhausted_until_ms = ?, quota = ?, version = ?, updated_ms = ?,
+ claim = '', claimed_until_ms = 0 WHERE channel = ? AND account = ?`),
 		a.Provider, a.Credential, a.SubjectFP, millisOrZero(a.AccessExpires), millisOrZero(a.LastRefresh), a.State,
 		clean(a.Reason, maxReason), millisOrZero(a.ExhaustedUntil), a.Quota, a.Version+1, now, a.Channel, a.Account)
 	return err
@@ -172,24 +175,124 @@ func fromMillisOrZero(ms int64) time.Time {
 	return fromMillis(ms)
 }
 
-// LockAccount implements Store.
+// accountClaim bounds how long a refresh holds its account's claim. It
+// is longer than the refresh's own HTTP timeout (engine/account: 30 s),
+// so a live holder writes back before anyone may take the claim over; a
+// holder that died frees the account after it.
+const accountClaim = 90 * time.Second
+
+// claimPoll is how often an instance waiting for another's claim looks
+// again. The wait is rare (two instances refreshing one account at once)
+// and short (one token request).
+const claimPoll = 100 * time.Millisecond
+
+// errClaimLost is a claim that ended before its holder wrote back: a
+// sign-in or sign-out replaced the row, or the holder outlived
+// accountClaim.
+var errClaimLost = errors.New("store: the account changed during its refresh (signed in again, signed out, or the refresh outlived its claim); its result was not stored")
+
+// LockAccount implements Store. The row is claimed in a short
+// transaction (claim, claimed_until_ms), fn runs outside any transaction
+// (it makes a network call, and on SQLite a transaction held over it
+// would block every other write of the database, request logs first),
+// and its result is written in a second short transaction only while the
+// claim is still ours. Another caller meanwhile waits for the claim to
+// end, then reads what was written.
 func (s *sqlStore) LockAccount(ctx context.Context, channel, account string, fn func(Account, bool) (Account, bool, error)) error {
-	return s.withTx(ctx, func(tx *sql.Tx) error {
-		a, err := scanAccount(tx.QueryRowContext(ctx, s.d.q("SELECT "+accountColumns+" FROM accounts WHERE channel = ? AND account = ?"+s.d.forUpdate()), channel, account))
-		found := err == nil
-		if err != nil && !errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("store: lock account: %w", err)
+	claim, err := newClaim()
+	if err != nil {
+		return err
+	}
+	a, found, err := s.claimAccount(ctx, channel, account, claim)
+	if err != nil {
+		return err
+	}
+	out, write, err := fn(a, found)
+	if !found {
+		return err
+	}
+	// Written or released even when ctx ended during fn: the claim must
+	// not outlive the call, and a rotated token must not be lost.
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if err != nil || !write {
+		if _, rerr := s.db.ExecContext(wctx, s.d.q("UPDATE accounts SET claim = '', claimed_until_ms = 0 WHERE channel = ? AND account = ? AND claim = ?"),
+			channel, account, claim); rerr != nil && err == nil {
+			err = fmt.Errorf("store: release account: %w", rerr)
 		}
-		out, write, err := fn(a, found)
-		if err != nil || !write || !found {
+		return err
+	}
+	res, err := s.db.ExecContext(wctx, s.d.q(`UPDATE accounts SET provider = ?, credential = ?, subject_fp = ?, access_expires_ms = ?,
+ last_refresh_ms = ?, state = ?, reason = ?, exhausted_until_ms = ?, quota = ?, version = version + 1, updated_ms = ?,
+ claim = '', claimed_until_ms = 0 WHERE channel = ? AND account = ? AND claim = ?`),
+		out.Provider, out.Credential, out.SubjectFP, millisOrZero(out.AccessExpires), millisOrZero(out.LastRefresh), out.State,
+		clean(out.Reason, maxReason), millisOrZero(out.ExhaustedUntil), out.Quota, millis(time.Now()), channel, account, claim)
+	if err != nil {
+		return fmt.Errorf("store: write account: %w", err)
+	}
+	if n, err := res.RowsAffected(); err == nil && n == 0 {
+		return errClaimLost
+	}
+	return nil
+}
+
+// claimAccount waits until no one else holds the account's claim, then
+// takes it; it returns the row as it was when claimed.
+func (s *sqlStore) claimAccount(ctx context.Context, channel, account, claim string) (Account, bool, error) {
+	for {
+		var a Account
+		var found, busy bool
+		err := s.withTx(ctx, func(tx *sql.Tx) error {
+			var holder string
+			var until int64
+			row := tx.QueryRowContext(ctx, s.d.q("SELECT "+accountColumns+", claim, claimed_until_ms FROM accounts WHERE channel = ? AND account = ?"+s.d.forUpdate()), channel, account)
+			var err error
+			a, err = scanAccount(scanTail{row, []any{&holder, &until}})
+			if errors.Is(err, sql.ErrNoRows) {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			found = true
+			now := millis(time.Now())
+			if holder != "" && until > now {
+				busy = true
+				return nil
+			}
+			_, err = tx.ExecContext(ctx, s.d.q("UPDATE accounts SET claim = ?, claimed_until_ms = ? WHERE channel = ? AND account = ?"),
+				claim, now+accountClaim.Milliseconds(), channel, account)
 			return err
+		})
+		if err != nil {
+			return Account{}, false, fmt.Errorf("store: claim account: %w", err)
 		}
-		out.Channel, out.Account, out.Version = channel, account, a.Version
-		if err := s.writeAccount(ctx, tx, out, millis(time.Now())); err != nil {
-			return fmt.Errorf("store: write account: %w", err)
+		if !busy {
+			return a, found, nil
 		}
-		return nil
-	})
+		select {
+		case <-ctx.Done():
+			return Account{}, false, fmt.Errorf("store: claim account: %w", ctx.Err())
+		case <-time.After(claimPoll):
+		}
+	}
+}
+
+// scanTail scans a row whose first columns are accountColumns into the
+// account and the rest into tail.
+type scanTail struct {
+	row  interface{ Scan(...any) error }
+	tail []any
+}
+
+func (s scanTail) Scan(dest ...any) error { return s.row.Scan(append(dest, s.tail...)...) }
+
+func newClaim() (string, error) {
+	b := make([]byte, 16)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(b), nil
 }
 
 // SetAccountQuota implements Store.

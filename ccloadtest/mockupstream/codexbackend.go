@@ -22,8 +22,10 @@ import (
 //     (expired: 401 with code token_expired);
 //   - chatgpt-account-id equal to the token's account, originator and
 //     session_id headers;
-//   - body with store: false and instructions; max_output_tokens,
-//     metadata, temperature, top_p and user refused with a 400.
+//   - body with store: false, stream: true (anything else: 400 "Stream
+//     must be set to true", as the real backend answers) and
+//     instructions; max_output_tokens, metadata, temperature, top_p and
+//     user refused with a 400.
 //
 // Every answer carries the account's quota headers
 // (x-codex-primary-used-percent, -window-minutes, -reset-at and the same
@@ -91,15 +93,21 @@ func (b *CodexBackend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if isSocket(r) {
 		// WebSocket mode (the Codex CLI's supports_websockets): the same
-		// headers on the upgrade; the frames go to the inner mock, whose
-		// records show their bodies.
+		// headers on the upgrade, then each frame as a request.
 		b.mu.Lock()
 		b.sockets++
 		b.mu.Unlock()
-		b.Inner.ServeHTTP(w, r)
+		b.serveSocket(w, r)
 		return
 	}
 	body, _ := io.ReadAll(io.LimitReader(r.Body, maxBody))
+	if s := gjson.GetBytes(body, "stream"); !s.Bool() {
+		// The backend only streams; this is its answer to anything else
+		// (the Codex CLI always sends stream: true, codex-rs/core
+		// client_common.rs ResponsesApiRequest).
+		writeJSONValue(w, 400, map[string]any{"detail": "Stream must be set to true"})
+		return
+	}
 	if s := gjson.GetBytes(body, "store"); !s.Exists() || s.Bool() {
 		codexError(w, 400, "invalid_request_error", "", "Store must be set to false", nil)
 		return
@@ -155,7 +163,43 @@ func (b *CodexBackend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	r2 := r.Clone(r.Context())
 	r2.Body = io.NopCloser(bytes.NewReader(body))
 	r2.ContentLength = int64(len(body))
-	b.Inner.ServeHTTP(w, r2)
+	b.Inner.ServeHTTP(&untypedStream{ResponseWriter: w}, r2)
+}
+
+// untypedStream sends a 2xx stream without its Content-Type, as the real
+// backend does (KarpelesLab/teamclaude issue 456: every captured answer
+// of chatgpt.com/backend-api/codex/responses lacked the header), so that
+// a gateway which picks the stream path by that header fails here too.
+type untypedStream struct {
+	http.ResponseWriter
+	wrote bool
+}
+
+func (u *untypedStream) WriteHeader(code int) {
+	if !u.wrote {
+		u.wrote = true
+		h := u.Header()
+		if code/100 == 2 && strings.HasPrefix(h.Get("Content-Type"), "text/event-stream") {
+			h["Content-Type"] = nil // nil, not deleted: net/http would sniff one
+		}
+	}
+	u.ResponseWriter.WriteHeader(code)
+}
+
+func (u *untypedStream) Write(p []byte) (int, error) {
+	if !u.wrote {
+		u.WriteHeader(http.StatusOK)
+	}
+	return u.ResponseWriter.Write(p)
+}
+
+func (u *untypedStream) Flush() {
+	if !u.wrote {
+		u.WriteHeader(http.StatusOK)
+	}
+	if f, ok := u.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
 }
 
 // Exhaust uses up account's primary window until reset.

@@ -44,6 +44,9 @@ type SignIn struct {
 	// RefreshDelay holds every refresh answer this long, so concurrent
 	// refreshes overlap (tests of single-flight).
 	RefreshDelay time.Duration
+	// OnRefresh, when set, runs as each refresh grant arrives, before it
+	// is answered: a test can hold a refresh in flight.
+	OnRefresh func()
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 
@@ -206,6 +209,9 @@ func (s *SignIn) token(w http.ResponseWriter, r *http.Request) {
 			writeJSONValue(w, 200, s.issue(c.account, true))
 		}
 	case "refresh_token":
+		if s.OnRefresh != nil {
+			s.OnRefresh()
+		}
 		if s.RefreshDelay > 0 {
 			time.Sleep(s.RefreshDelay)
 		}

@@ -17,7 +17,7 @@ import (
 // default_client.rs DEFAULT_ORIGINATOR "codex_cli_rs") and session_id (the
 // conversation id, core/src/client.rs). Its body (core/src/client_common.rs
 // ResponsesApiRequest) carries only the fields in codexFields, with
-// store: false, and asks for reasoning.encrypted_content since nothing is
+// store: false and stream: true, and asks for reasoning.encrypted_content since nothing is
 // stored server-side.
 const CodexOriginator = "codex_cli_rs"
 
@@ -46,6 +46,10 @@ func CodexBody(body []byte) ([]byte, []string, error) {
 		}
 	}
 	if body, err = sjson.SetBytes(body, "store", false); err != nil {
+		return nil, nil, err
+	}
+	// Always a stream: the backend refuses anything else (codexwhole.go).
+	if body, err = sjson.SetBytes(body, "stream", true); err != nil {
 		return nil, nil, err
 	}
 	if !gjson.GetBytes(body, "instructions").Exists() {

@@ -18,9 +18,12 @@
 //	| decrypted credential              | Pool memory only              | never logged, printed or exported  |
 //
 // Refresh: when an access token has less than RefreshMargin of its
-// lifetime left (a fifth of it), at the request that needs it; once per
-// account in a process (the entry's mutex) and across processes (the row
-// lock of store.LockAccount, with the rotated token written in the same
-// transaction). A 401 from the provider forces one refresh and one retry
-// of the same account.
+// lifetime left (a fifth of it), at the request that needs it or, for an
+// idle account, by the background refresher (idle.go); once per account
+// in a process (the entry's mutex) and across processes (the claim of
+// store.LockAccount: taken in a short transaction, the token request made
+// outside any transaction, the rotated token written back only while the
+// claim is still ours; a waiting instance then finds it and does not
+// refresh again). A 401 from the provider forces one refresh and one
+// retry of the same account.
 package account

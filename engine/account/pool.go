@@ -227,7 +227,7 @@ func (p *Pool) Expired(ctx context.Context, ch *config.Channel, account string, 
 	return p.refreshLocked(ctx, ch, account, e, used, true)
 }
 
-// refreshLocked renews the account's token under the row lock. e.mu is
+// refreshLocked renews the account's token under the row claim. e.mu is
 // held. used is the credential the caller has; force renews even a token
 // that looks fresh (the provider refused it).
 func (p *Pool) refreshLocked(ctx context.Context, ch *config.Channel, account string, e *entry, used Credential, force bool) (Credential, error) {

@@ -45,7 +45,9 @@ func (b *h1Body) nextChunk() error {
 }
 
 // chunkSize parses a chunk-size line: hex digits, then optional
-// whitespace and extensions, which are ignored.
+// whitespace (RFC 9112's BWS) and extensions, which are ignored. Anything
+// else after the digits makes the line malformed, as it does for
+// net/http.
 func chunkSize(l []byte) (int, bool) {
 	size, i := 0, 0
 	for ; i < len(l); i++ {
@@ -59,10 +61,13 @@ func chunkSize(l []byte) (int, bool) {
 		case 'A' <= c && c <= 'F':
 			d = int(c-'A') + 10
 		default:
-			if i == 0 || (c != ';' && c != ' ' && c != '\t') {
+			if i == 0 {
 				return 0, false
 			}
-			return size, true
+			for i < len(l) && (l[i] == ' ' || l[i] == '\t') {
+				i++
+			}
+			return size, i == len(l) || l[i] == ';'
 		}
 		if size > 1<<40 {
 			return 0, false
@@ -81,6 +86,9 @@ func (b *h1Body) line() ([]byte, error) {
 		if i := bytes.Index(c.buf[c.r+seen:c.w], crlf); i >= 0 {
 			l := c.buf[c.r : c.r+seen+i]
 			c.r += seen + i + len(crlf)
+			if bytes.IndexByte(l, '\n') >= 0 || bytes.IndexByte(l, '\r') >= 0 {
+				return nil, errors.New("upstream answer: bare CR or LF in a chunk line")
+			}
 			return l, nil
 		}
 		if c.w-c.r >= h1MaxChunkLineLen {

@@ -154,3 +154,11 @@ func (u *Clients) Do(rq *Request) (*Response, error) {
 // (the price catalog). It has no timeout and follows no redirects:
 // callers bound their requests with a context.
 func (u *Clients) Client(proxy string) (*http.Client, error) { return u.proxies.client(proxy) }
+
+// Keep drops the net/http clients of the proxy settings ("" = direct)
+// keep refuses, and their idle connections: a config reload removed
+// every channel that used them. A request still running on one finishes
+// on its connection, which then closes; a later request for the setting
+// makes a new client. The HTTP/1.1 client's pool is by address and needs
+// no sweep: its idle connections close after h1IdleTimeout.
+func (u *Clients) Keep(keep func(proxy string) bool) { u.proxies.keep(keep) }

@@ -280,3 +280,74 @@ func TestParseHeadLooksUpAsHTTPHeaderDoes(t *testing.T) {
 		t.Errorf("%d headers, want 11", len(h.kv))
 	}
 }
+
+// TestH1ClientRetriesAReusedConnectionClosedUnderTheRequest: the race the
+// idle check cannot see, an upstream that closes a pooled connection just
+// as a request is sent on it (it read the request, or not, and answered
+// nothing). The request goes again once on a new connection, as net/http
+// does for a connection the server closed while idle; on a new connection
+// the same failure is the attempt's. Both a close (EOF) and a reset.
+func TestH1ClientRetriesAReusedConnectionClosedUnderTheRequest(t *testing.T) {
+	for _, reset := range []bool{false, true} {
+		name := "close"
+		if reset {
+			name = "reset"
+		}
+		t.Run(name, func(t *testing.T) {
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { ln.Close() })
+			var conns atomic.Int32
+			go func() {
+				for {
+					c, err := ln.Accept()
+					if err != nil {
+						return
+					}
+					n := conns.Add(1)
+					go func() {
+						defer c.Close()
+						br := bufio.NewReader(c)
+						for served := 0; ; served++ {
+							if err := new(fasthttp.Request).Read(br); err != nil {
+								return
+							}
+							// The first connection answers once, then drops the next
+							// request unanswered; the third drops its first.
+							if n == 1 && served == 1 || n == 3 {
+								if reset {
+									c.(*net.TCPConn).SetLinger(0)
+								}
+								return
+							}
+							io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+						}
+					}()
+				}
+			}()
+			url := "http://" + ln.Addr().String() + "/"
+			u := newH1Client()
+			for i := range 2 {
+				if _, body, err := h1Get(t, u, url, nil); err != nil || string(body) != "ok" {
+					t.Fatalf("request %d: %q, %v; want ok (sent again on a new connection)", i, body, err)
+				}
+			}
+			if got := conns.Load(); got != 2 {
+				t.Fatalf("%d connections, want 2: the dropped request went again on a second one", got)
+			}
+			// The pooled second connection answers; take it out of the way so
+			// that the next request dials the third, which drops it.
+			for c := u.take(strings.TrimPrefix(strings.TrimSuffix(url, "/"), "http://")); c != nil; c = u.take(c.addr) {
+				c.close()
+			}
+			if _, _, err := h1Get(t, u, url, nil); err == nil {
+				t.Fatal("a new connection closed without an answer: no error; want the attempt's failure")
+			}
+			if got := conns.Load(); got != 3 {
+				t.Fatalf("%d connections, want 3: a failure on a new connection is not sent again", got)
+			}
+		})
+	}
+}

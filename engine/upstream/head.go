@@ -3,7 +3,6 @@ package upstream
 import (
 	"bytes"
 	"errors"
-	"strconv"
 	"strings"
 )
 
@@ -47,8 +46,14 @@ var errMalformedHeader = errors.New("upstream answer: malformed header")
 
 // ParseHead parses a header block (status line, headers, blank line).
 func ParseHead(block []byte) (*Header, int, error) {
+	if bareLineEnd(block) {
+		// net/http ends a line there: read as part of a value, the same
+		// bytes would frame the answer differently.
+		return nil, 0, errors.New("upstream answer: bare CR or LF in the head")
+	}
 	line, rest, _ := bytes.Cut(block, crlf)
-	if len(line) < 12 || !bytes.HasPrefix(line, []byte("HTTP/1.")) || line[8] != ' ' || (len(line) > 12 && line[12] != ' ') {
+	if len(line) < 12 || !bytes.HasPrefix(line, []byte("HTTP/1.")) || line[7] < '0' || line[7] > '9' ||
+		line[8] != ' ' || (len(line) > 12 && line[12] != ' ') {
 		return nil, 0, errors.New("upstream answer: malformed status line")
 	}
 	status := 0
@@ -57,6 +62,11 @@ func ParseHead(block []byte) (*Header, int, error) {
 			return nil, 0, errors.New("upstream answer: malformed status code")
 		}
 		status = status*10 + int(d-'0')
+	}
+	if status < 100 {
+		// Not a status (RFC 9110 §15); read as an interim answer it would
+		// be skipped and the next bytes taken for the answer.
+		return nil, 0, errors.New("upstream answer: malformed status code")
 	}
 	h := &Header{length: -1, close: line[7] == '0'}
 	h.kv = h.inline[:0]
@@ -68,24 +78,34 @@ func ParseHead(block []byte) (*Header, int, error) {
 		}
 		l := all[:i]
 		all = all[i+2:]
+		if controlByte(l) {
+			return nil, 0, errMalformedHeader // as net/http: no control bytes but tab
+		}
 		if l[0] == ' ' || l[0] == '\t' {
 			if len(h.kv) == 0 {
 				return nil, 0, errMalformedHeader
 			}
-			// An obsolete line folding: part of the previous value.
-			h.kv[len(h.kv)-1][1] += " " + trimOWS(l)
+			// An obsolete line folding: part of the previous value,
+			// joined with a space as net/http joins it (an empty
+			// continuation leaves that space at the end).
+			v := &h.kv[len(h.kv)-1][1]
+			*v = strings.TrimLeft(*v+" "+trimOWS(l), " \t")
 			continue
 		}
 		colon := strings.IndexByte(l, ':')
-		if colon <= 0 || l[colon-1] == ' ' || l[colon-1] == '\t' {
+		if colon <= 0 || !validHeaderName(l[:colon]) {
 			return nil, 0, errMalformedHeader
 		}
-		name, value := l[:colon], trimOWS(l[colon+1:])
-		h.kv = append(h.kv, [2]string{name, value})
+		h.kv = append(h.kv, [2]string{l[:colon], trimOWS(l[colon+1:])})
+	}
+	// The framing fields are read once all lines are in: a folded line
+	// belongs to the value before it.
+	for _, kv := range h.kv {
+		name, value := kv[0], kv[1]
 		switch { // by length first: most names are none of these
 		case len(name) == len("Content-Length") && strings.EqualFold(name, "Content-Length"):
-			v, err := strconv.Atoi(value)
-			if err != nil || v < 0 || (h.length >= 0 && h.length != v) {
+			v, ok := parseLength(value)
+			if !ok || (h.length >= 0 && h.length != v) {
 				return nil, 0, errors.New("upstream answer: bad Content-Length")
 			}
 			h.length = v
@@ -121,4 +141,47 @@ func trimOWS(s string) string {
 		s = s[:len(s)-1]
 	}
 	return s
+}
+
+// parseLength parses a Content-Length value: decimal digits only
+// (strconv.Atoi would take a sign, "+2", which net/http and RFC 9110
+// refuse, and which another reader of the same bytes may frame
+// differently).
+func parseLength(s string) (int, bool) {
+	if s == "" || len(s) > 15 {
+		return 0, false
+	}
+	n := 0
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return 0, false
+		}
+		n = n*10 + int(s[i]-'0')
+	}
+	return n, true
+}
+
+// bareLineEnd reports whether b holds a CR or an LF that is not part of a
+// CRLF.
+func bareLineEnd(b []byte) bool {
+	for i, c := range b {
+		switch {
+		case c == '\n' && (i == 0 || b[i-1] != '\r'):
+			return true
+		case c == '\r' && (i+1 == len(b) || b[i+1] != '\n'):
+			return true
+		}
+	}
+	return false
+}
+
+// controlByte reports whether a header line holds a control byte other
+// than a tab.
+func controlByte(l string) bool {
+	for i := 0; i < len(l); i++ {
+		if c := l[i]; c < ' ' && c != '\t' || c == 0x7f {
+			return true
+		}
+	}
+	return false
 }

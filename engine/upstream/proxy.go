@@ -53,3 +53,24 @@ func (p *proxyClients) client(proxy string) (*http.Client, error) {
 	p.clients[proxy] = c
 	return c, nil
 }
+
+// keep drops the clients of the proxy settings keep refuses, closing
+// their idle connections: a reload removed the channels that used them.
+// An injected RoundTripper is shared by every client and stays open.
+func (p *proxyClients) keep(keep func(proxy string) bool) {
+	var dropped []*http.Client
+	p.mu.Lock()
+	for proxy, c := range p.clients {
+		if !keep(proxy) {
+			delete(p.clients, proxy)
+			dropped = append(dropped, c)
+		}
+	}
+	p.mu.Unlock()
+	if p.inject != nil {
+		return
+	}
+	for _, c := range dropped {
+		c.CloseIdleConnections()
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/ccload/ccload/protocol"
+	"github.com/ccload/ccload/protocol/convert/internal/gjwalk"
 	"github.com/ccload/ccload/protocol/jsonwalk"
 	"github.com/ccload/ccload/protocol/signature"
 )
@@ -61,14 +62,14 @@ func response(from, to protocol.Family, body []byte, model string, opt ResponseO
 	if !okD || !okE {
 		return nil, fmt.Errorf("convert: no response conversion %s -> %s", from, to)
 	}
-	if !jsonwalk.Valid(jsonwalk.View(body)) || !parseBody(body).IsObject() {
+	if !jsonwalk.Valid(jsonwalk.View(body)) || !gjwalk.Parse(body).IsObject() {
 		return nil, fmt.Errorf("%w: %s body is not a JSON object", ErrUpstreamBody, from)
 	}
 	if e := gjson.GetBytes(body, "error"); e.Exists() && e.Type != gjson.Null {
 		return nil, fmt.Errorf("%w: %s body is an error: %s", ErrUpstreamBody, from, errorMessage(body, 502))
 	}
 	var m respMsg
-	if err := dec(&m, parseBody(body)); err != nil {
+	if err := dec(&m, gjwalk.Parse(body)); err != nil {
 		return nil, err
 	}
 	m.normalise()

@@ -1,6 +1,7 @@
 package convert
 
 import (
+	"github.com/ccload/ccload/protocol/convert/internal/gjwalk"
 	"github.com/tidwall/gjson"
 )
 
@@ -10,7 +11,7 @@ import (
 func anthropicResponseIn(m *respMsg, r gjson.Result) error {
 	m.id = r.Get("id").Str
 	var err error
-	forEach(r.Get("content"), func(_, b gjson.Result) bool {
+	gjwalk.ForEach(r.Get("content"), func(_, b gjson.Result) bool {
 		switch b.Get("type").Str {
 		case "text":
 			m.addText(blockText, b.Get("text").Str)

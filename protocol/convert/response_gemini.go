@@ -1,8 +1,10 @@
 package convert
 
 import (
-	"github.com/ccload/ccload/protocol/signature"
 	"strconv"
+
+	"github.com/ccload/ccload/protocol/convert/internal/gjwalk"
+	"github.com/ccload/ccload/protocol/signature"
 
 	"github.com/tidwall/gjson"
 )
@@ -54,7 +56,7 @@ func geminiResponseIn(m *respMsg, r gjson.Result) error {
 	cand := r.Get("candidates.0")
 	var err error
 	n := 0
-	forEach(cand.Get("content.parts"), func(_, part gjson.Result) bool {
+	gjwalk.ForEach(cand.Get("content.parts"), func(_, part gjson.Result) bool {
 		sig := part.Get("thoughtSignature").Str
 		if part.Get("thought").Bool() {
 			m.addText(blockThinking, part.Get("text").Str)

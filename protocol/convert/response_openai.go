@@ -3,6 +3,7 @@ package convert
 import (
 	"strconv"
 
+	"github.com/ccload/ccload/protocol/convert/internal/gjwalk"
 	"github.com/tidwall/gjson"
 )
 
@@ -20,7 +21,7 @@ func chatResponseIn(m *respMsg, r gjson.Result) error {
 	}
 	m.addText(blockThinking, rc.Str)
 	if c := msg.Get("content"); c.IsArray() {
-		forEach(c, func(_, p gjson.Result) bool {
+		gjwalk.ForEach(c, func(_, p gjson.Result) bool {
 			if p.Get("type").Str == "text" {
 				m.addText(blockText, p.Get("text").Str)
 			}
@@ -35,7 +36,7 @@ func chatResponseIn(m *respMsg, r gjson.Result) error {
 	}
 	var err error
 	n := 0
-	forEach(msg.Get("tool_calls"), func(_, tc gjson.Result) bool {
+	gjwalk.ForEach(msg.Get("tool_calls"), func(_, tc gjson.Result) bool {
 		id := tc.Get("id").Str
 		if id == "" {
 			id = "call_" + strconv.Itoa(n)

@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ccload/ccload/protocol/convert/internal/gjwalk"
 	"github.com/tidwall/gjson"
 )
 
@@ -18,10 +19,10 @@ func responsesResponseIn(m *respMsg, r gjson.Result) error {
 	m.id = r.Get("id").Str
 	m.created = r.Get("created_at").Int()
 	var err error
-	forEach(r.Get("output"), func(_, it gjson.Result) bool {
+	gjwalk.ForEach(r.Get("output"), func(_, it gjson.Result) bool {
 		switch it.Get("type").Str {
 		case "message":
-			forEach(it.Get("content"), func(_, c gjson.Result) bool {
+			gjwalk.ForEach(it.Get("content"), func(_, c gjson.Result) bool {
 				switch c.Get("type").Str {
 				case "output_text":
 					m.addText(blockText, c.Get("text").Str)
@@ -53,7 +54,7 @@ func responsesResponseIn(m *respMsg, r gjson.Result) error {
 // joinTexts joins the text of the parts of type typ with a blank line.
 func joinTexts(parts gjson.Result, typ string) string {
 	var b strings.Builder
-	forEach(parts, func(_, p gjson.Result) bool {
+	gjwalk.ForEach(parts, func(_, p gjson.Result) bool {
 		if p.Get("type").Str == typ && p.Get("text").Str != "" {
 			if b.Len() > 0 {
 				b.WriteString("\n\n")

@@ -7,6 +7,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/ccload/ccload/protocol"
+	"github.com/ccload/ccload/protocol/convert/internal/gjwalk"
 	"github.com/ccload/ccload/protocol/jsonwalk"
 )
 
@@ -37,7 +38,7 @@ func (d *geminiStreamIn) decode(p *pipe, data, name string) error {
 		return errStreamShape
 	}
 	var m [6]gjson.Result
-	pick(r, []string{"error", "usageMetadata", "responseId", "createTime", "candidates", "promptFeedback"}, m[:])
+	gjwalk.Pick(r, []string{"error", "usageMetadata", "responseId", "createTime", "candidates", "promptFeedback"}, m[:])
 	if e := m[0]; e.Exists() && e.Type != gjson.Null {
 		status, msg := streamErrorOf(r, 500)
 		return p.fail(status, msg)
@@ -48,7 +49,7 @@ func (d *geminiStreamIn) decode(p *pipe, data, name string) error {
 	}
 	p.start(strLit(m[2]), geminiTime(m[3].Str), d.usage)
 	var c [2]gjson.Result
-	pick(m[4].Get("0"), []string{"content", "finishReason"}, c[:])
+	gjwalk.Pick(m[4].Get("0"), []string{"content", "finishReason"}, c[:])
 	var err error
 	c[0].Get("parts").ForEach(func(_, part gjson.Result) bool {
 		err = d.part(p, part)

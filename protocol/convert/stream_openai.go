@@ -8,6 +8,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/ccload/ccload/protocol"
+	"github.com/ccload/ccload/protocol/convert/internal/gjwalk"
 )
 
 // chatStreamIn decodes an OpenAI Chat Completions stream: chunks whose
@@ -39,7 +40,7 @@ func (d *chatStreamIn) decode(p *pipe, data, name string) error {
 	}
 	r := gjson.Parse(data)
 	var m [5]gjson.Result
-	pick(r, []string{"error", "id", "created", "usage", "choices"}, m[:])
+	gjwalk.Pick(r, []string{"error", "id", "created", "usage", "choices"}, m[:])
 	if e := m[0]; e.Exists() && e.Type != gjson.Null {
 		status, msg := streamErrorOf(r, 500)
 		return p.fail(status, msg)
@@ -51,7 +52,7 @@ func (d *chatStreamIn) decode(p *pipe, data, name string) error {
 	}
 	if ch := m[4].Get("0"); ch.Exists() {
 		var c [3]gjson.Result
-		pick(ch, []string{"index", "delta", "finish_reason"}, c[:])
+		gjwalk.Pick(ch, []string{"index", "delta", "finish_reason"}, c[:])
 		if c[0].Int() == 0 {
 			if err := d.choice(p, c[1], c[2]); err != nil {
 				return err

@@ -394,6 +394,8 @@ func (o *responsesStreamOut) delta(dst []byte, e *event) []byte {
 	return o.close(dst)
 }
 
+// blockStop ends the open item: its done events, the item appended to the
+// finished output, and output_item.done carrying it.
 func (o *responsesStreamOut) blockStop(dst []byte) []byte {
 	itemStart := len(o.output)
 	if itemStart > 0 {
@@ -402,71 +404,15 @@ func (o *responsesStreamOut) blockStop(dst []byte) []byte {
 	}
 	switch o.cur {
 	case blockText:
-		dst = o.open(dst, "response.output_text.done")
-		dst = o.ref(dst)
-		dst = append(dst, `,"content_index":0,"text":"`...)
-		dst = append(dst, o.acc...)
-		dst = append(dst, `","logprobs":[]`...)
-		dst = o.close(dst)
-		dst = o.open(dst, "response.content_part.done")
-		dst = o.ref(dst)
-		dst = append(dst, `,"content_index":0,"part":`...)
-		dst = o.textPart(dst)
-		dst = o.close(dst)
-		o.output = append(o.output, `{"id":`...)
-		o.output = append(o.output, o.item...)
-		o.output = append(o.output, `,"type":"message","status":"completed","content":[`...)
-		o.output = o.textPart(o.output)
-		o.output = append(o.output, `],"role":"assistant"}`...)
+		dst = o.textDone(dst)
 	case blockThinking, blockRedacted:
-		if o.summ {
-			dst = o.open(dst, "response.reasoning_summary_text.done")
-			dst = o.ref(dst)
-			dst = append(dst, `,"summary_index":0,"text":"`...)
-			dst = append(dst, o.acc...)
-			dst = append(dst, '"')
-			dst = o.close(dst)
-			dst = o.open(dst, "response.reasoning_summary_part.done")
-			dst = o.ref(dst)
-			dst = append(dst, `,"summary_index":0,"part":{"type":"summary_text","text":"`...)
-			dst = append(dst, o.acc...)
-			dst = append(dst, `"}`...)
-			dst = o.close(dst)
-		}
-		o.output = append(o.output, `{"id":`...)
-		o.output = append(o.output, o.item...)
-		o.output = append(o.output, `,"type":"reasoning","summary":[`...)
-		if o.summ {
-			o.output = append(o.output, `{"type":"summary_text","text":"`...)
-			o.output = append(o.output, o.acc...)
-			o.output = append(o.output, `"}`...)
-		}
-		o.output = append(o.output, ']')
-		if len(o.sig) > 0 {
-			o.output = append(o.output, `,"encrypted_content":"`...)
-			o.output = append(o.output, o.sig...)
-			o.output = append(o.output, '"')
-		}
-		o.output = append(o.output, '}')
+		dst = o.reasoningDone(dst)
 	case blockTool:
 		if o.origin.custom {
 			dst = o.customDone(dst)
-			break
+		} else {
+			dst = o.callDone(dst)
 		}
-		dst = o.open(dst, "response.function_call_arguments.done")
-		dst = o.ref(dst)
-		dst = append(dst, `,"arguments":"`...)
-		dst = append(dst, o.acc...)
-		dst = append(dst, '"')
-		dst = o.close(dst)
-		o.output = append(o.output, `{"id":`...)
-		o.output = append(o.output, o.item...)
-		o.output = append(o.output, `,"type":"function_call","status":"completed","arguments":"`...)
-		o.output = append(o.output, o.acc...)
-		o.output = append(o.output, `","call_id":`...)
-		o.output = wjLitOr(o.output, o.callID, `""`)
-		o.output = o.callName(o.output)
-		o.output = append(o.output, '}')
 	}
 	dst = o.open(dst, "response.output_item.done")
 	dst = append(dst, `,"output_index":`...)
@@ -476,6 +422,82 @@ func (o *responsesStreamOut) blockStop(dst []byte) []byte {
 	dst = o.close(dst)
 	o.out++
 	o.cur = blockNone
+	return dst
+}
+
+// textDone ends a message item: the text and its part done, the finished
+// message.
+func (o *responsesStreamOut) textDone(dst []byte) []byte {
+	dst = o.open(dst, "response.output_text.done")
+	dst = o.ref(dst)
+	dst = append(dst, `,"content_index":0,"text":"`...)
+	dst = append(dst, o.acc...)
+	dst = append(dst, `","logprobs":[]`...)
+	dst = o.close(dst)
+	dst = o.open(dst, "response.content_part.done")
+	dst = o.ref(dst)
+	dst = append(dst, `,"content_index":0,"part":`...)
+	dst = o.textPart(dst)
+	dst = o.close(dst)
+	o.output = append(o.output, `{"id":`...)
+	o.output = append(o.output, o.item...)
+	o.output = append(o.output, `,"type":"message","status":"completed","content":[`...)
+	o.output = o.textPart(o.output)
+	o.output = append(o.output, `],"role":"assistant"}`...)
+	return dst
+}
+
+// reasoningDone ends a reasoning item: the summary done when there was
+// one, the finished item with its encrypted_content.
+func (o *responsesStreamOut) reasoningDone(dst []byte) []byte {
+	if o.summ {
+		dst = o.open(dst, "response.reasoning_summary_text.done")
+		dst = o.ref(dst)
+		dst = append(dst, `,"summary_index":0,"text":"`...)
+		dst = append(dst, o.acc...)
+		dst = append(dst, '"')
+		dst = o.close(dst)
+		dst = o.open(dst, "response.reasoning_summary_part.done")
+		dst = o.ref(dst)
+		dst = append(dst, `,"summary_index":0,"part":{"type":"summary_text","text":"`...)
+		dst = append(dst, o.acc...)
+		dst = append(dst, `"}`...)
+		dst = o.close(dst)
+	}
+	o.output = append(o.output, `{"id":`...)
+	o.output = append(o.output, o.item...)
+	o.output = append(o.output, `,"type":"reasoning","summary":[`...)
+	if o.summ {
+		o.output = append(o.output, `{"type":"summary_text","text":"`...)
+		o.output = append(o.output, o.acc...)
+		o.output = append(o.output, `"}`...)
+	}
+	o.output = append(o.output, ']')
+	if len(o.sig) > 0 {
+		o.output = append(o.output, `,"encrypted_content":"`...)
+		o.output = append(o.output, o.sig...)
+		o.output = append(o.output, '"')
+	}
+	o.output = append(o.output, '}')
+	return dst
+}
+
+// callDone ends a function call: the arguments done, the finished call.
+func (o *responsesStreamOut) callDone(dst []byte) []byte {
+	dst = o.open(dst, "response.function_call_arguments.done")
+	dst = o.ref(dst)
+	dst = append(dst, `,"arguments":"`...)
+	dst = append(dst, o.acc...)
+	dst = append(dst, '"')
+	dst = o.close(dst)
+	o.output = append(o.output, `{"id":`...)
+	o.output = append(o.output, o.item...)
+	o.output = append(o.output, `,"type":"function_call","status":"completed","arguments":"`...)
+	o.output = append(o.output, o.acc...)
+	o.output = append(o.output, `","call_id":`...)
+	o.output = wjLitOr(o.output, o.callID, `""`)
+	o.output = o.callName(o.output)
+	o.output = append(o.output, '}')
 	return dst
 }
 
