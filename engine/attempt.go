@@ -360,7 +360,7 @@ func (a *attempt) run(ctx *fasthttp.RequestCtx) (res attemptResult, again bool) 
 // fault (design §7), never a silent drop.
 func (a *attempt) body(ctx *fasthttp.RequestCtx) ([]byte, bool) {
 	e, r, rt, up := a.e, a.r, a.route, a.family
-	body, notes, err := r.upstreamBody(up, rt.Upstream, convert.RequestOptions{
+	body, notes, err := a.relay.request(rt.Upstream, convert.RequestOptions{
 		HostedSearch: rt.Channel.WebSearch, Checked: r.bodyChecked,
 		Origin: signature.NewOrigin(up, rt.Channel.Name), DropSignatures: r.dropSignatures,
 	})
@@ -489,41 +489,6 @@ func upstreamFamily(u *config.URL, client protocol.Family) protocol.Family {
 		}
 	}
 	return u.Protocols[0]
-}
-
-// upstreamBody is the body sent to a family: the client's own bytes with
-// only the model renamed for native traffic (design §7: native traffic is
-// never converted), a conversion otherwise.
-// The notes say what a conversion dropped or approximated (convert.RequestWith).
-func (r *request) upstreamBody(up protocol.Family, model string, opt convert.RequestOptions) ([]byte, []string, error) {
-	if up != r.ep.family {
-		return convert.RequestWith(r.ep.family, up, r.body, model, r.stream, opt)
-	}
-	body, err := r.nativeBody(up, model)
-	if err == nil && r.ep.pass == nil {
-		body, err = nativeSignatures(up, body, model, opt)
-	}
-	return body, nil, err
-}
-
-// nativeBody is the client's own body for its own family.
-func (r *request) nativeBody(up protocol.Family, model string) ([]byte, error) {
-	body := r.body
-	if up == protocol.OpenAI && r.stream && !r.wantsChatUsage() {
-		// Chat streams report usage only when asked; ask, and relay hides
-		// the extra usage chunk from this client, which did not (CLIENTS.md).
-		var err error
-		if body, err = sjson.SetBytes(body, "stream_options.include_usage", true); err != nil {
-			return nil, err
-		}
-	}
-	if r.ep.pass != nil {
-		return r.passBody(body, model)
-	}
-	if up == protocol.Gemini || model == r.model {
-		return body, nil // Gemini's model is in the path
-	}
-	return sjson.SetBytes(body, "model", model)
 }
 
 // setUpstreamHeaders forwards the client's headers for native traffic (so

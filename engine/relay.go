@@ -3,6 +3,8 @@ package engine
 import (
 	"strings"
 
+	"github.com/tidwall/sjson"
+
 	"github.com/ccload/ccload/protocol"
 	"github.com/ccload/ccload/protocol/convert"
 	"github.com/ccload/ccload/protocol/jsonwalk"
@@ -15,6 +17,9 @@ import (
 // converted otherwise. Whole answers, streams and error bodies all ask
 // it, so nothing else compares the two families.
 type relay interface {
+	// request is the body sent up for the upstream model, and notes on
+	// what a conversion dropped or approximated (convert.RequestWith).
+	request(model string, opt convert.RequestOptions) (body []byte, notes []string, err error)
 	// whole is the client's body for a whole 2xx upstream answer, the
 	// usage it reports, and the Content-Type to set ("" keeps the
 	// upstream's).
@@ -43,7 +48,7 @@ type relay interface {
 func chooseRelay(a *attempt) relay {
 	r := a.r
 	if a.family == r.ep.family {
-		return &passRelay{family: a.family, endpoint: r.ep.pass != nil,
+		return &passRelay{r: r, family: a.family, endpoint: r.ep.pass != nil,
 			hideUsage: a.family == protocol.OpenAI && !r.wantsChatUsage()}
 	}
 	return &convertRelay{a: a}
@@ -52,14 +57,42 @@ func chooseRelay(a *attempt) relay {
 // passRelay relays an upstream of the client's own family: bytes go out as
 // they came, read only for usage.
 type passRelay struct {
+	r      *request
 	family protocol.Family
 	// endpoint: a relayed OpenAI endpoint (passthrough.go), whose answers
 	// have their own usage and content shapes.
 	endpoint bool
 	// hideUsage drops the usage chunk we asked an OpenAI Chat upstream for
-	// when the client did not (request.nativeBody).
+	// when the client did not (passRelay.request).
 	hideUsage bool
 	track     *convert.UsageTracker // while a stream is relayed
+}
+
+// request is the client's own bytes with only the model renamed (and a
+// Chat stream's usage asked for); reasoning signatures are prepared for
+// the channel (signature_retry.go).
+func (p *passRelay) request(model string, opt convert.RequestOptions) ([]byte, []string, error) {
+	r, body := p.r, p.r.body
+	if p.family == protocol.OpenAI && r.stream && !r.wantsChatUsage() {
+		// Chat streams report usage only when asked; ask, and event hides
+		// the extra usage chunk from this client, which did not (CLIENTS.md).
+		var err error
+		if body, err = sjson.SetBytes(body, "stream_options.include_usage", true); err != nil {
+			return nil, nil, err
+		}
+	}
+	var err error
+	switch {
+	case p.endpoint:
+		body, err = r.passBody(body, model)
+		return body, nil, err
+	case p.family != protocol.Gemini && model != r.model: // Gemini's model is in the path
+		if body, err = sjson.SetBytes(body, "model", model); err != nil {
+			return nil, nil, err
+		}
+	}
+	body, err = nativeSignatures(p.family, body, model, opt)
+	return body, nil, err
 }
 
 func (p *passRelay) whole(b []byte) ([]byte, convert.Usage, string, error) {
@@ -112,6 +145,11 @@ func (p *passRelay) refusal(_ int, body []byte) []byte { return body }
 type convertRelay struct {
 	a    *attempt
 	conv convert.Stream // while a stream is relayed
+}
+
+func (c *convertRelay) request(model string, opt convert.RequestOptions) ([]byte, []string, error) {
+	r := c.a.r
+	return convert.RequestWith(r.ep.family, c.a.family, r.body, model, r.stream, opt)
 }
 
 func (c *convertRelay) whole(b []byte) ([]byte, convert.Usage, string, error) {
