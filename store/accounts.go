@@ -64,6 +64,10 @@ type Account struct {
 	Quota          string // JSON of the quota windows last seen
 	Version        int64
 	Updated        time.Time
+	// ClaimedUntil is when a refresh's claim on the row lapses, zero when
+	// none is held (read by ListAccounts only): some instance is
+	// refreshing the account until then, or until it writes back.
+	ClaimedUntil time.Time
 }
 
 // Account states as stored. "refreshing" and "exhausted" are not stored
@@ -134,16 +138,21 @@ func (s *sqlStore) DeleteAccount(ctx context.Context, channel, account string) (
 
 // ListAccounts implements Store.
 func (s *sqlStore) ListAccounts(ctx context.Context) ([]Account, error) {
-	rows, err := s.db.QueryContext(ctx, "SELECT "+accountColumns+" FROM accounts ORDER BY channel, account")
+	rows, err := s.db.QueryContext(ctx, "SELECT "+accountColumns+", claim, claimed_until_ms FROM accounts ORDER BY channel, account")
 	if err != nil {
 		return nil, fmt.Errorf("store: list accounts: %w", err)
 	}
 	defer rows.Close()
 	var out []Account
 	for rows.Next() {
-		a, err := scanAccount(rows)
+		var holder string
+		var until int64
+		a, err := scanAccount(scanTail{rows, []any{&holder, &until}})
 		if err != nil {
 			return nil, fmt.Errorf("store: list accounts: %w", err)
+		}
+		if holder != "" {
+			a.ClaimedUntil = fromMillisOrZero(until)
 		}
 		out = append(out, a)
 	}

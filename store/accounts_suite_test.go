@@ -28,7 +28,7 @@ func testAccounts(t *testing.T, open Opener) {
 	}
 	got := list[0]
 	if string(got.Credential) != string(a.Credential) || !got.AccessExpires.Equal(exp) || got.State != store.AccountOK ||
-		got.Version != 1 || !got.LastRefresh.IsZero() || !got.ExhaustedUntil.IsZero() {
+		got.Version != 1 || !got.LastRefresh.IsZero() || !got.ExhaustedUntil.IsZero() || !got.ClaimedUntil.IsZero() {
 		t.Fatalf("round trip: %+v", got)
 	}
 	a.Credential = []byte("new")
@@ -43,6 +43,11 @@ func testAccounts(t *testing.T, open Opener) {
 		if !found || a.Version != 3 || string(a.Credential) != "new" || !a.ExhaustedUntil.Equal(reset) {
 			t.Errorf("locked row: found %v %+v", found, a)
 		}
+		// Every reader sees the claim while the refresh runs ("refreshing"
+		// in ccload accounts, whichever instance asks).
+		if l, err := s.ListAccounts(ctx); err != nil || len(l) != 1 || !l[0].ClaimedUntil.After(time.Now()) {
+			t.Errorf("during the refresh: list %+v, %v; want the claim's end in the future", l, err)
+		}
 		a.State, a.Reason = store.AccountInvalid, "refresh_token_reused"
 		return a, true, nil
 	})
@@ -50,7 +55,7 @@ func testAccounts(t *testing.T, open Opener) {
 		t.Fatal(err)
 	}
 	list, _ = s.ListAccounts(ctx)
-	if list[0].State != store.AccountInvalid || list[0].Reason != "refresh_token_reused" || list[0].Version != 4 {
+	if list[0].State != store.AccountInvalid || list[0].Reason != "refresh_token_reused" || list[0].Version != 4 || !list[0].ClaimedUntil.IsZero() {
 		t.Fatalf("after lock: %+v", list[0])
 	}
 	if err := s.LockAccount(ctx, "chatgpt", "nobody", func(_ store.Account, found bool) (store.Account, bool, error) {

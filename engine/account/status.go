@@ -97,7 +97,9 @@ func describe(r store.Account, key []byte, now time.Time, refreshing func(string
 		s.State, s.Reason = StateInvalid, r.Reason
 	case now.Before(r.ExhaustedUntil):
 		s.State, s.ExhaustedUntil = StateExhausted, timePtr(r.ExhaustedUntil)
-	case refreshing != nil && refreshing(r.Channel, r.Account):
+	case refreshing != nil && refreshing(r.Channel, r.Account), now.Before(r.ClaimedUntil):
+		// This process refreshes it, or another instance holds the row's
+		// claim (store.LockAccount) for its refresh.
 		s.State = StateRefreshing
 	}
 	return s
