@@ -92,8 +92,8 @@ func (e *Engine) accountFor(r *request, c *attempt) *attemptResult {
 		}
 		if resp.Header.Get("Content-Type") == "" {
 			// The backend's 2xx answers are always streams, and it sends
-			// them without a Content-Type (reported by gateways that relay
-			// it, e.g. KarpelesLab/teamclaude issue 456): read as one.
+			// them without a Content-Type (as gateways that relay it
+			// report): read as one.
 			resp.Header = eventStreamHeader{resp.Header}
 		}
 		if whole {

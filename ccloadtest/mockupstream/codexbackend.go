@@ -167,9 +167,9 @@ func (b *CodexBackend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // untypedStream sends a 2xx stream without its Content-Type, as the real
-// backend does (KarpelesLab/teamclaude issue 456: every captured answer
-// of chatgpt.com/backend-api/codex/responses lacked the header), so that
-// a gateway which picks the stream path by that header fails here too.
+// backend does (gateways that relay it report that none of its stream
+// answers carries the header), so that a gateway which picks the stream
+// path by that header fails here too.
 type untypedStream struct {
 	http.ResponseWriter
 	wrote bool

@@ -177,19 +177,25 @@ func chatTools(r *Req, v gjson.Result, to protocol.Family) error {
 	return nil
 }
 
+// openAIChoiceMode reads the string form of tool_choice, which Chat and
+// Responses share.
+func openAIChoiceMode(r *Req, mode string) error {
+	switch mode {
+	case "auto":
+		r.ToolChoice.Mode = ChoiceAuto
+	case "none":
+		r.ToolChoice.Mode = ChoiceNone
+	case "required":
+		r.ToolChoice.Mode = ChoiceRequired
+	default:
+		return badRequest("tool_choice: unknown %q", mode)
+	}
+	return nil
+}
+
 func chatToolChoice(r *Req, v gjson.Result, to protocol.Family) error {
 	if v.Type == gjson.String {
-		switch v.Str {
-		case "auto":
-			r.ToolChoice.Mode = ChoiceAuto
-		case "none":
-			r.ToolChoice.Mode = ChoiceNone
-		case "required":
-			r.ToolChoice.Mode = ChoiceRequired
-		default:
-			return badRequest("tool_choice: unknown %q", v.Str)
-		}
-		return nil
+		return openAIChoiceMode(r, v.Str)
 	}
 	switch typ := v.Get("type").Str; typ {
 	case "function":

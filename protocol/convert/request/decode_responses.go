@@ -164,17 +164,7 @@ func namespaced(d ToolDef, ns, nsDesc string) ToolDef {
 
 func respToolChoice(r *Req, v gjson.Result, to protocol.Family) error {
 	if v.Type == gjson.String {
-		switch v.Str {
-		case "auto":
-			r.ToolChoice.Mode = ChoiceAuto
-		case "none":
-			r.ToolChoice.Mode = ChoiceNone
-		case "required":
-			r.ToolChoice.Mode = ChoiceRequired
-		default:
-			return badRequest("tool_choice: unknown %q", v.Str)
-		}
-		return nil
+		return openAIChoiceMode(r, v.Str)
 	}
 	switch typ := v.Get("type").Str; typ {
 	case "function", "custom":
