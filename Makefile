@@ -13,7 +13,7 @@ COMMIT    ?= $(shell git rev-parse HEAD 2>/dev/null)
 DATE      ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 LDFLAGS   ?= -X main.version=$(VERSION) -X main.commit=$(COMMIT) -X main.date=$(DATE)
 
-.PHONY: build test fuzz test-short test-web test-clients demo lint bench bench-load clean soak release image image-check cross test-portable
+.PHONY: build test fuzz test-short test-web test-clients demo lint bench bench-load clean soak release image image-check cross test-portable walk
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN) .
@@ -124,3 +124,12 @@ image-check:
 
 clean:
 	rm -rf bin dist data/demo.db*
+
+# Which files of engine/ one warm non-stream request executes: the same
+# test with 3 and with 4 requests under coverage counts, and the blocks
+# whose counts grew (ccloadtest/walk; docs/architecture.md).
+walk:
+	@set -e; d=$$(mktemp -d); for n in 3 4; do \
+	  CCLOAD_WALK_N=$$n $(GO) test -tags walk -covermode=count -coverpkg=./engine/... \
+	    -coverprofile=$$d/$$n.out -run '^TestWalk$$' -count=1 ./engine/ >/dev/null; \
+	done; $(GO) run ./ccloadtest/walk github.com/ccload/ccload/ $$d/3.out $$d/4.out; rm -rf $$d
