@@ -22,7 +22,7 @@ build:
 # says why), so the socket tests run once more without the race detector.
 test: lint
 	$(GO) test -race -count=1 -timeout 15m $(PKGS)
-	$(GO) test -count=1 -run 'RawSock|AheadConn' ./engine/ ./internal/rawsock/
+	$(GO) test -count=1 -run 'RawSock|AheadConn' ./engine/listen/ ./internal/rawsock/
 	$(MAKE) --no-print-directory fuzz FUZZTIME=$(FUZZTIME_TEST)
 
 # The fuzz targets of the readers of upstream bytes (engine/upstream), one

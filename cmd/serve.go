@@ -20,6 +20,7 @@ import (
 	"github.com/ccload/ccload/config"
 	"github.com/ccload/ccload/engine"
 	"github.com/ccload/ccload/engine/cooldown"
+	"github.com/ccload/ccload/engine/listen"
 	"github.com/ccload/ccload/internal/clock"
 	"github.com/ccload/ccload/internal/gcfloor"
 	"github.com/ccload/ccload/store"
@@ -94,7 +95,7 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 	// gcfloor). GOGC in the environment overrides it.
 	g.onStop(gcfloor.Start(gcfloor.Serve))
 	log := slog.New(slog.NewTextHandler(opts.IO.Err, nil))
-	src, listen, err := openServeConfig(opts)
+	src, addr, err := openServeConfig(opts)
 	if err != nil {
 		return err
 	}
@@ -198,7 +199,7 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 	g.onStop(func() { cds.Close() })
 	g.loop(eng.RunSpend) // spend to shared_spend (and back, when shared)
 
-	ln, err := net.Listen("tcp", listen)
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return &exitError{code: exitFail, err: err}
 	}
@@ -211,7 +212,7 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 			engine.NotFound(ctx)
 		}
 	}))
-	g.serve("gateway", func() error { return srv.Serve(engine.Listener(ln)) }, func() {
+	g.serve("gateway", func() error { return srv.Serve(listen.Listener(ln)) }, func() {
 		sctx, cancel := context.WithTimeout(context.Background(), opts.Grace)
 		defer cancel()
 		if err := srv.ShutdownWithContext(sctx); err != nil {

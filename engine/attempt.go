@@ -120,7 +120,7 @@ func (e *Engine) tryRoute(ctx *fasthttp.RequestCtx, r *request, c candidate, p *
 			return nil, true
 		}
 		if r.gone.Load() {
-			// The client's leaving (hangups) ended the attempt, which
+			// The client's leaving (engine/listen) ended the attempt, which
 			// says nothing of the route.
 			return nil, e.abandoned(ctx, r)
 		}

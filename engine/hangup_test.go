@@ -13,7 +13,7 @@ import (
 	"github.com/ccload/ccload/store"
 )
 
-// The gateway watches each client connection for a hang-up (hangups):
+// The gateway watches each client connection for a hang-up (engine/listen):
 // a request waiting on a silent upstream is cancelled when its client
 // leaves, not at the first write of an answer nobody reads.
 

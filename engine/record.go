@@ -227,7 +227,7 @@ func (e *Engine) finish(r *request) {
 	}
 	e.inflight.Add(-1)
 	if r.conn != nil {
-		r.conn.unwatch(r)
+		r.conn.Unwatch(r)
 	}
 	if r.chSlot != nil {
 		r.chSlot.release()

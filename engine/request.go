@@ -8,6 +8,7 @@ import (
 
 	"github.com/ccload/ccload/config"
 	"github.com/ccload/ccload/engine/affinity"
+	"github.com/ccload/ccload/engine/listen"
 )
 
 // request is one client request while it is served. It holds copies of
@@ -80,9 +81,9 @@ type request struct {
 	// probe: the protocol detection this request's attempt is running.
 	probe *probeRun
 	// conn is the client's connection when it is watched for a hang-up
-	// (hangups); gone is set once the client left, and call is the
+	// (engine/listen); gone is set once the client left, and call is the
 	// attempt its leaving cancels.
-	conn *aheadConn
+	conn *listen.Conn
 	gone atomic.Bool
 	call atomic.Pointer[attempt]
 	// dropSignatures: an upstream refused a reasoning signature of this
@@ -90,10 +91,10 @@ type request struct {
 	dropSignatures bool
 }
 
-// leave runs when the client hung up before its answer was complete: the
-// attempt running is cancelled with errClientGone and none follows. It
-// may run on any goroutine, more than once.
-func (r *request) leave() {
+// HungUp runs when the client hung up before its answer was complete
+// (listen.Waiter): the attempt running is cancelled with errClientGone
+// and none follows. It may run on any goroutine, more than once.
+func (r *request) HungUp() {
 	r.gone.Store(true)
 	if c := r.call.Load(); c != nil {
 		c.cancel(errClientGone)

@@ -8,6 +8,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/ccload/ccload/config"
+	"github.com/ccload/ccload/engine/listen"
 	"github.com/ccload/ccload/protocol"
 )
 
@@ -40,15 +41,14 @@ func (e *Engine) serveProxy(ctx *fasthttp.RequestCtx, ep endpoint) {
 }
 
 // watchHangUp makes r the request told when its client hangs up, until
-// finish, when its connection is watched (Listener).
+// finish, when its connection is watched (listen.Listener).
 func watchHangUp(ctx *fasthttp.RequestCtx, r *request) {
-	h := processHangups()
-	if h == nil || ctx.Conn() == nil {
+	if ctx.Conn() == nil {
 		return
 	}
-	if ac := h.conn(ctx.LocalAddr(), ctx.RemoteAddr()); ac != nil {
-		r.conn = ac
-		ac.watchFor(r)
+	if c := listen.Find(ctx.LocalAddr(), ctx.RemoteAddr()); c != nil {
+		r.conn = c
+		c.Watch(r)
 	}
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/ccload/ccload/ccloadtest/mockupstream"
 	"github.com/ccload/ccload/config"
 	"github.com/ccload/ccload/engine"
+	"github.com/ccload/ccload/engine/listen"
 )
 
 // stackChildEnv carries the mock upstream's URL to the child process of
@@ -102,7 +103,7 @@ func requestsInSmallStacks(t *testing.T, up string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	go srv.Serve(engine.Listener(ln)) // as ccload serve does
+	go srv.Serve(listen.Listener(ln)) // as ccload serve does
 	defer srv.Shutdown()
 	conn, err := net.Dial("tcp", ln.Addr().String())
 	if err != nil {

@@ -23,6 +23,7 @@ import (
 	"github.com/ccload/ccload/config"
 	"github.com/ccload/ccload/engine"
 	"github.com/ccload/ccload/engine/cooldown"
+	"github.com/ccload/ccload/engine/listen"
 	"github.com/ccload/ccload/internal/clock"
 	"github.com/ccload/ccload/store"
 )
@@ -113,7 +114,7 @@ func Start(t testing.TB, yaml string, opts Options) *Gateway {
 	if err != nil {
 		t.Fatal(err)
 	}
-	go srv.Serve(engine.Listener(ln)) // as ccload serve does
+	go srv.Serve(listen.Listener(ln)) // as ccload serve does
 	g.URL = "http://" + ln.Addr().String()
 	if g.Member != nil {
 		g.Member.SetAddress(ln.Addr().String())

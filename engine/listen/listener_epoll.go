@@ -1,18 +1,17 @@
 //go:build linux && !ccload_portable
 
-package engine
+package listen
 
 import (
 	"io"
 	"net"
 	"os"
-	"sync/atomic"
 	"syscall"
 
 	"github.com/ccload/ccload/internal/rawsock"
 )
 
-// aheadConn is a TCP connection whose one-byte reads read ahead, watched
+// Conn is a TCP connection whose one-byte reads read ahead, watched
 // by the process's epoll set for its client hanging up. It embeds
 // net.Conn, not *net.TCPConn, so that nothing (io.Copy through WriteTo,
 // say) reads the socket past the bytes read ahead.
@@ -25,7 +24,7 @@ import (
 // fasthttp's does, and then reads what arrived into a pooled buffer that
 // the next Read empties (perf: a system call was ~4% of a non-stream
 // request's CPU).
-type aheadConn struct {
+type Conn struct {
 	net.Conn
 	sock  *rawsock.Conn // the socket's reads past those read ahead, and its writes
 	ahead *[]byte       // bytes read ahead are (*ahead)[off:end]; nil when none
@@ -39,23 +38,22 @@ type aheadConn struct {
 	n      int
 	err    error
 
-	// hangups watches the connection under hangupID; gone is set once the
-	// client hung up, and waiting is the request to tell then (watchFor).
+	// hangups watches the connection under hangupID, and waitState tells
+	// the waiter (Watch) when its client hangs up.
 	hangups  *hangups
 	hangupID uint64
 	addrKey  connKey
-	gone     atomic.Bool
-	waiting  atomic.Pointer[request]
+	waitState
 }
 
-// newAheadConn is tc read ahead and watched by h (nil: not watched); nil
-// when tc has no RawConn (the listener then hands out tc itself).
-func newAheadConn(tc *net.TCPConn, h *hangups) *aheadConn {
+// newConn is tc read ahead and watched by h (nil: not watched); nil when
+// tc has no RawConn (the listener then hands out tc itself).
+func newConn(tc *net.TCPConn, h *hangups) *Conn {
 	sock := rawsock.New(tc)
 	if sock == nil {
 		return nil
 	}
-	ac := &aheadConn{Conn: tc, sock: sock}
+	ac := &Conn{Conn: tc, sock: sock}
 	ac.readFn = ac.readSocket // bound once: a closure per read cost four allocations
 	if h != nil {
 		_ = sock.Control(func(fd uintptr) { h.watch(ac, int(fd)) })
@@ -65,10 +63,10 @@ func newAheadConn(tc *net.TCPConn, h *hangups) *aheadConn {
 
 // startWatch and stopWatch have nothing to do: the epoll set watches the
 // connection from its accept to its close.
-func (c *aheadConn) startWatch() {}
-func (c *aheadConn) stopWatch()  {}
+func (c *Conn) startWatch() {}
+func (c *Conn) stopWatch()  {}
 
-func (c *aheadConn) Read(p []byte) (int, error) {
+func (c *Conn) Read(p []byte) (int, error) {
 	if n := c.readBuffered(p); n > 0 {
 		return n, nil
 	}
@@ -78,11 +76,11 @@ func (c *aheadConn) Read(p []byte) (int, error) {
 	return c.readAhead(p)
 }
 
-func (c *aheadConn) Write(p []byte) (int, error) { return c.sock.Write(p) }
+func (c *Conn) Write(p []byte) (int, error) { return c.sock.Write(p) }
 
 // readAhead waits until the socket is readable, holding no buffer, then
 // reads what is there into a pooled one and returns its first byte.
-func (c *aheadConn) readAhead(p []byte) (int, error) {
+func (c *Conn) readAhead(p []byte) (int, error) {
 	if err := c.sock.WaitRead(c.readFn); err != nil {
 		return 0, err // a deadline, or the connection closed (a *net.OpError)
 	}
@@ -108,7 +106,7 @@ func (c *aheadConn) readAhead(p []byte) (int, error) {
 // readSocket reads the socket once into a pooled buffer; on EAGAIN it
 // gives the buffer back and reports false, and RawConn.Read waits for the
 // socket as net.Conn's Read does.
-func (c *aheadConn) readSocket(fd uintptr) bool {
+func (c *Conn) readSocket(fd uintptr) bool {
 	c.buf = aheadBufs.Get().(*[]byte)
 	for {
 		c.n, c.err = rawsock.ReadFD(fd, *c.buf)
@@ -124,6 +122,6 @@ func (c *aheadConn) readSocket(fd uintptr) bool {
 	return true
 }
 
-func (c *aheadConn) opError(err error) error {
+func (c *Conn) opError(err error) error {
 	return &net.OpError{Op: "read", Net: "tcp", Source: c.LocalAddr(), Addr: c.RemoteAddr(), Err: err}
 }

@@ -1,4 +1,4 @@
-package engine
+package listen
 
 import (
 	"net"
@@ -7,14 +7,15 @@ import (
 	"sync/atomic"
 )
 
-// hangups tells a request that its client closed the connection while
-// the request waits on its upstream, so the upstream request is cancelled
-// then and not at the first write of an answer nobody reads. fasthttp
-// reads a connection only between requests and reports nothing while its
-// handler runs; a coding agent that gives up on a long answer (the user
-// pressed Esc) would otherwise keep a reasoning model generating, and
-// billing, until its first output or a timeout. A client that half-closes
-// after sending its request counts as gone, as it does for nginx.
+// hangups tells a request (a Waiter) that its client closed the
+// connection while the request waits on its upstream, so the upstream
+// request is cancelled then and not at the first write of an answer
+// nobody reads. fasthttp reads a connection only between requests and
+// reports nothing while its handler runs; a coding agent that gives up on
+// a long answer (the user pressed Esc) would otherwise keep a reasoning
+// model generating, and billing, until its first output or a timeout. A
+// client that half-closes after sending its request counts as gone, as it
+// does for nginx.
 //
 // How a hang-up is noticed is the platform's (hangup_epoll.go: one epoll
 // set for every connection on Linux; hangup_portable.go: a read of the
@@ -26,10 +27,11 @@ type hangups struct {
 	nextID  atomic.Uint64
 
 	mu    sync.Mutex
-	conns map[uint64]*aheadConn
-	// byAddr finds a request's connection by its address pair: fasthttp
-	// may hand the handler the connection wrapped (server.max_conns_per_ip).
-	byAddr sync.Map // connKey -> *aheadConn
+	conns map[uint64]*Conn
+	// byAddr finds a request's connection by its address pair (Find):
+	// fasthttp may hand the handler the connection wrapped
+	// (server.max_conns_per_ip).
+	byAddr sync.Map // connKey -> *Conn
 }
 
 // processHangups is the one registry of the process, made by the first
@@ -38,7 +40,7 @@ type hangups struct {
 var processHangups = sync.OnceValue(newHangups)
 
 // register files c, which must be open, under a new ID.
-func (h *hangups) register(c *aheadConn) {
+func (h *hangups) register(c *Conn) {
 	id := h.nextID.Add(1)
 	c.hangups = h
 	c.hangupID = id
@@ -53,7 +55,7 @@ func (h *hangups) register(c *aheadConn) {
 
 // forget drops c before its socket closes. The ID is never reused, so a
 // hang-up already collected for c finds nothing.
-func (h *hangups) forget(c *aheadConn) {
+func (h *hangups) forget(c *Conn) {
 	h.mu.Lock()
 	delete(h.conns, c.hangupID)
 	h.mu.Unlock()
@@ -72,13 +74,13 @@ func (h *hangups) hungUp(id uint64) {
 }
 
 // conn is the watched connection between local and remote, nil if none.
-func (h *hangups) conn(local, remote net.Addr) *aheadConn {
+func (h *hangups) conn(local, remote net.Addr) *Conn {
 	key, ok := keyOf(local, remote)
 	if !ok {
 		return nil
 	}
 	if c, ok := h.byAddr.Load(key); ok {
-		return c.(*aheadConn)
+		return c.(*Conn)
 	}
 	return nil
 }

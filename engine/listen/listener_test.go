@@ -1,16 +1,25 @@
-package engine
+package listen
 
 import (
 	"errors"
 	"io"
 	"net"
 	"os"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/ccload/ccload/ccloadtest/wait"
 )
 
+// waiter is a request waiting on a connection: gone is set when it is
+// told its client hung up.
+type waiter struct{ gone atomic.Bool }
+
+func (w *waiter) HungUp() { w.gone.Store(true) }
+
 // aheadPair is a connected pair: the accepted side through Listener.
-func aheadPair(t *testing.T) (client net.Conn, server *aheadConn) {
+func aheadPair(t *testing.T) (client net.Conn, server *Conn) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -27,11 +36,62 @@ func aheadPair(t *testing.T) (client net.Conn, server *aheadConn) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
-	server, ok := c.(*aheadConn)
+	server, ok := c.(*Conn)
 	if !ok {
-		t.Fatalf("Accept gave %T, want *aheadConn", c)
+		t.Fatalf("Accept gave %T, want *Conn", c)
 	}
 	return client, server
+}
+
+// TestListenerWatchTellsHangUp: on every platform, a waiter is told when
+// its client closes, and a waiter that comes after the hang-up is told at
+// once.
+func TestListenerWatchTellsHangUp(t *testing.T) {
+	client, c := aheadPair(t)
+	r := &waiter{}
+	c.Watch(r)
+	client.Close()
+	wait.Eventually(t, 5*time.Second, "the waiter told of the hang-up", r.gone.Load)
+	c.Unwatch(r)
+	late := &waiter{}
+	c.Watch(late)
+	if !late.gone.Load() {
+		t.Fatal("a waiter that came after the hang-up was not told")
+	}
+	c.Unwatch(late)
+}
+
+// TestListenerUnwatchKeepsNextWaiter: a request that ends after the next
+// one on its connection began watching must not take the next one's
+// place.
+func TestListenerUnwatchKeepsNextWaiter(t *testing.T) {
+	client, c := aheadPair(t)
+	first, next := &waiter{}, &waiter{}
+	c.Watch(first)
+	c.Watch(next)
+	c.Unwatch(first)
+	client.Close()
+	wait.Eventually(t, 5*time.Second, "the next waiter told of the hang-up", next.gone.Load)
+	if first.gone.Load() {
+		t.Fatal("a waiter told after its Unwatch")
+	}
+	c.Unwatch(next)
+}
+
+// TestListenerFindsConnByAddress: Find gives the accepted connection back
+// from its address pair while it is open, and nothing once it closed.
+func TestListenerFindsConnByAddress(t *testing.T) {
+	client, c := aheadPair(t)
+	if got := Find(c.LocalAddr(), c.RemoteAddr()); got != c {
+		t.Fatalf("Find(local, remote) = %p, want the accepted %p", got, c)
+	}
+	if got := Find(c.RemoteAddr(), c.LocalAddr()); got != nil {
+		t.Fatalf("Find with the addresses swapped = %p, want nil", got)
+	}
+	c.Close()
+	if got := Find(client.RemoteAddr(), client.LocalAddr()); got != nil {
+		t.Fatalf("Find after Close = %p, want nil", got)
+	}
 }
 
 func TestAheadConnOneByteReadWaitsAndEnds(t *testing.T) {

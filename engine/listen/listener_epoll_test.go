@@ -1,6 +1,6 @@
 //go:build linux && !ccload_portable
 
-package engine
+package listen
 
 import (
 	"io"

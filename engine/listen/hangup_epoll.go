@@ -1,6 +1,6 @@
 //go:build linux && !ccload_portable
 
-package engine
+package listen
 
 import "syscall"
 
@@ -21,14 +21,14 @@ func newHangups() *hangups {
 	if err != nil {
 		return nil
 	}
-	h := &hangups{watcher: hangupWatcher{epfd: epfd}, conns: map[uint64]*aheadConn{}}
+	h := &hangups{watcher: hangupWatcher{epfd: epfd}, conns: map[uint64]*Conn{}}
 	go h.run()
 	return h
 }
 
 // watch registers c and adds its socket fd to the epoll set (closing the
 // socket takes it out again). The event carries c's ID, not a pointer.
-func (h *hangups) watch(c *aheadConn, fd int) {
+func (h *hangups) watch(c *Conn, fd int) {
 	h.register(c)
 	id := c.hangupID
 	ev := syscall.EpollEvent{Events: hangupEvents, Fd: int32(uint32(id)), Pad: int32(uint32(id >> 32))}

@@ -1,6 +1,6 @@
 //go:build !linux || ccload_portable
 
-package engine
+package listen
 
 import (
 	"errors"
@@ -9,41 +9,32 @@ import (
 	"os"
 	"testing"
 	"time"
-)
 
-// waitFor polls cond until it holds or a few seconds pass.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for end := time.Now().Add(5 * time.Second); !cond(); {
-		if time.Now().After(end) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
+	"github.com/ccload/ccload/ccloadtest/wait"
+)
 
 // TestPortableWatchNoticesHangUp: a client that closes while its request
 // waits is seen by the watching read, and the request is told.
 func TestPortableWatchNoticesHangUp(t *testing.T) {
 	client, c := aheadPair(t)
-	r := &request{}
-	c.watchFor(r)
+	r := &waiter{}
+	c.Watch(r)
 	client.Close()
-	waitFor(t, "the hang-up", func() bool { return r.gone.Load() })
-	c.unwatch(r)
+	wait.Eventually(t, 5*time.Second, "the hang-up", func() bool { return r.gone.Load() })
+	c.Unwatch(r)
 }
 
 // TestPortableWatchKeepsPipelinedBytes: bytes that arrive while a request
 // waits are no hang-up, and fasthttp's next Read gets them, in order.
 func TestPortableWatchKeepsPipelinedBytes(t *testing.T) {
 	client, c := aheadPair(t)
-	r := &request{}
-	c.watchFor(r)
+	r := &waiter{}
+	c.Watch(r)
 	if _, err := client.Write([]byte("GET /next HTTP/1.1\r\n\r\n")); err != nil {
 		t.Fatal(err)
 	}
 	// The watching read has the bytes once its goroutine is done.
-	waitFor(t, "the watching read to take the bytes", func() bool {
+	wait.Eventually(t, 5*time.Second, "the watching read to take the bytes", func() bool {
 		c.wmu.Lock()
 		defer c.wmu.Unlock()
 		select {
@@ -56,7 +47,7 @@ func TestPortableWatchKeepsPipelinedBytes(t *testing.T) {
 	if r.gone.Load() {
 		t.Fatal("bytes from the client counted as a hang-up")
 	}
-	c.unwatch(r)
+	c.Unwatch(r)
 	buf := make([]byte, 64)
 	n, err := c.Read(buf)
 	if err != nil || string(buf[:n]) != "GET /next HTTP/1.1\r\n\r\n" {
@@ -72,14 +63,14 @@ func TestPortableUnwatchRestoresDeadline(t *testing.T) {
 	if err := c.SetReadDeadline(time.Now().Add(time.Hour)); err != nil {
 		t.Fatal(err)
 	}
-	r := &request{}
-	c.watchFor(r)
-	waitFor(t, "the watching read to start", func() bool {
+	r := &waiter{}
+	c.Watch(r)
+	wait.Eventually(t, 5*time.Second, "the watching read to start", func() bool {
 		c.wmu.Lock()
 		defer c.wmu.Unlock()
 		return c.watchDone != nil
 	})
-	c.unwatch(r)
+	c.Unwatch(r)
 	if r.gone.Load() {
 		t.Fatal("stopping the watch counted as a hang-up")
 	}

@@ -1,32 +1,31 @@
 //go:build !linux || ccload_portable
 
-package engine
+package listen
 
 import (
 	"errors"
 	"net"
 	"os"
 	"sync"
-	"sync/atomic"
 	"time"
 )
 
-// aheadConn is a TCP connection that, while a request waits on its
+// Conn is a TCP connection that, while a request waits on its
 // upstream, reads itself to notice its client hanging up: this is the
 // portable form of the Linux epoll watcher (listener_epoll.go), used on
 // macOS and Windows and, under the ccload_portable build tag, on Linux
 // so that its tests run here.
 //
 // fasthttp reads a connection only between requests (the whole request
-// body is in before the handler runs), so from watchFor to unwatch the
+// body is in before the handler runs), so from Watch to Unwatch the
 // connection is the watcher's to read. A read that ends in EOF or a reset
 // is the client gone; bytes that arrive (a pipelined request) are kept
 // for fasthttp's next Read and end the watch, since a client that sends
-// is still there. unwatch, and any Read, stop the watching read by
+// is still there. Unwatch, and any Read, stop the watching read by
 // moving the read deadline into the past, wait for it, and put back the
 // deadline fasthttp last set. It costs a goroutine per waiting request,
 // and nothing on an idle connection.
-type aheadConn struct {
+type Conn struct {
 	net.Conn
 	ahead *[]byte // bytes read ahead are (*ahead)[off:end]; nil when none
 	off   int
@@ -40,18 +39,17 @@ type aheadConn struct {
 	watchDone    chan struct{}
 	readDeadline time.Time
 
-	// hangups files the connection under hangupID; gone is set once the
-	// client hung up, and waiting is the request to tell then (watchFor).
+	// hangups files the connection under hangupID, and waitState tells the
+	// waiter (Watch) when its client hangs up.
 	hangups  *hangups
 	hangupID uint64
 	addrKey  connKey
-	gone     atomic.Bool
-	waiting  atomic.Pointer[request]
+	waitState
 }
 
-// newAheadConn is tc filed in h (nil: not watched).
-func newAheadConn(tc *net.TCPConn, h *hangups) *aheadConn {
-	ac := &aheadConn{Conn: tc}
+// newConn is tc filed in h (nil: not watched).
+func newConn(tc *net.TCPConn, h *hangups) *Conn {
+	ac := &Conn{Conn: tc}
 	if h != nil {
 		h.register(ac)
 	}
@@ -60,7 +58,7 @@ func newAheadConn(tc *net.TCPConn, h *hangups) *aheadConn {
 
 // startWatch starts the watching read unless one runs, bytes are already
 // waiting (the client is sending) or the connection is not filed.
-func (c *aheadConn) startWatch() {
+func (c *Conn) startWatch() {
 	if c.hangups == nil {
 		return
 	}
@@ -76,7 +74,7 @@ func (c *aheadConn) startWatch() {
 
 // watch is the watching read. Only it touches ahead until done is closed;
 // stopWatch waits for that before anyone reads ahead.
-func (c *aheadConn) watch(done chan struct{}) {
+func (c *Conn) watch(done chan struct{}) {
 	defer close(done)
 	buf := aheadBufs.Get().(*[]byte)
 	n, err := c.Conn.Read(*buf)
@@ -92,7 +90,7 @@ func (c *aheadConn) watch(done chan struct{}) {
 
 // stopWatch ends the watching read, if one runs, and restores the read
 // deadline set from outside.
-func (c *aheadConn) stopWatch() {
+func (c *Conn) stopWatch() {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
 	if c.watchDone == nil {
@@ -104,7 +102,7 @@ func (c *aheadConn) stopWatch() {
 	_ = c.Conn.SetReadDeadline(c.readDeadline)
 }
 
-func (c *aheadConn) Read(p []byte) (int, error) {
+func (c *Conn) Read(p []byte) (int, error) {
 	c.stopWatch()
 	if n := c.readBuffered(p); n > 0 {
 		return n, nil
@@ -112,14 +110,14 @@ func (c *aheadConn) Read(p []byte) (int, error) {
 	return c.Conn.Read(p)
 }
 
-func (c *aheadConn) SetReadDeadline(t time.Time) error {
+func (c *Conn) SetReadDeadline(t time.Time) error {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
 	c.readDeadline = t
 	return c.Conn.SetReadDeadline(t)
 }
 
-func (c *aheadConn) SetDeadline(t time.Time) error {
+func (c *Conn) SetDeadline(t time.Time) error {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
 	c.readDeadline = t
