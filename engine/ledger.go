@@ -31,7 +31,7 @@ type ledger struct {
 	clock clock.Clock
 	log   *slog.Logger
 
-	// spendSt receives every request's cost (spend.go); nil = not kept.
+	// spendSt receives every request's cost (ledger.go); nil = not kept.
 	// With shareSpend, totals come from it instead of st.
 	spendSt    SpendStore
 	shareSpend bool

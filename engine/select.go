@@ -63,7 +63,7 @@ func (e *Engine) orderGroup(g []config.Route) {
 
 // keyOrder lists the channel's key indexes to try: round_robin starts at a
 // rotating position, sequential always at the first; then usableOrder
-// keeps the ones the routing rule allows (candidates.go).
+// keeps the ones the routing rule allows (below).
 func (e *Engine) keyOrder(ch *config.Channel, anyway bool) []int {
 	n := len(ch.Keys)
 	start := 0

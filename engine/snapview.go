@@ -12,7 +12,7 @@ import (
 
 // snapView is everything the engine derives from one config snapshot: the
 // credentials that authenticated (auth.go), the redactor that knows the
-// snapshot's secrets (redact.go), its price table (cost.go) and what
+// snapshot's secrets (below), its price table (cost.go) and what
 // protocol detection learned under it (detect.go). It is built in one
 // place when the snapshot is swapped in (Engine.Sweep), and one pointer
 // comparison tells a request whether the view it finds is of its snapshot;
