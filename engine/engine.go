@@ -8,6 +8,7 @@
 package engine
 
 import (
+	"crypto/x509"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -59,6 +60,10 @@ type Options struct {
 	// Transport sends upstream requests; nil = a tuned http.Transport per
 	// proxy setting. Tests may inject one.
 	Transport http.RoundTripper
+	// UpstreamRoots are the certificate authorities https:// and wss://
+	// upstreams and https proxies are verified against, in place of the
+	// system's (nil: the system's). Tests give their TLS mock's.
+	UpstreamRoots *x509.CertPool
 	// Retention, when set, reports log_retention runs in /health.
 	Retention interface{ Stats() store.RetentionStats }
 	// Catalog gives the price catalog's current copy; nil = no catalog
@@ -129,7 +134,7 @@ func New(opts Options) *Engine {
 	e.reg.wsSessions = responsesws.NewSessions(&e.ws.stats)
 	e.bus = NewBus()
 	e.active = newActive()
-	e.upstream = upstream.New(opts.Transport)
+	e.upstream = upstream.New(opts.Transport, opts.UpstreamRoots)
 	e.started = e.clock.Now()
 	if e.cfg != nil {
 		if snap := e.cfg.Current(); snap != nil {
