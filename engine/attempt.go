@@ -42,7 +42,7 @@ const errorPeekBytes = 64 << 10
 const maxUpstreamBody = 64 << 20
 
 // attemptLoop visits the request's routes in the order of the routing
-// rule (candidates.go) until one answers or routing.max_attempts is spent,
+// rule (select.go) until one answers or routing.max_attempts is spent,
 // then answers with the last failure, or 503 when nothing could be tried.
 func (e *Engine) attemptLoop(ctx *fasthttp.RequestCtx, r *request, routes []config.Route) {
 	now := e.clock.Now()
@@ -433,7 +433,7 @@ func (a *attempt) unanswered(ctx *fasthttp.RequestCtx, s *sent) (attemptResult, 
 
 // answer turns a 2xx answer into the client's: a stream peeked at and
 // committed (stream.go), bytes streamed through unparsed (passthrough.go),
-// or a whole answer (whole.go).
+// or a whole answer (relay.go).
 func (a *attempt) answer(ctx *fasthttp.RequestCtx) attemptResult {
 	ct := a.resp.Header.Get("Content-Type")
 	switch {

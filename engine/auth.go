@@ -4,12 +4,15 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"net"
+	"net/netip"
+	"strings"
 	"sync"
 	"sync/atomic"
 
-	"github.com/valyala/fasthttp"
-
 	"github.com/ccload/ccload/config"
+	"github.com/ccload/ccload/engine/failure"
+	"github.com/valyala/fasthttp"
 )
 
 // clientToken extracts the client's credential from any of the places the
@@ -98,4 +101,124 @@ func (c *tokenCache) remember(raw string, t *config.Token) {
 		}
 	}
 	c.known.Store(&next)
+}
+
+// `credentials: client` (design §9): an Anthropic channel that forwards the
+// client's own Anthropic credential, a Claude Code subscription sign-in
+// (Authorization: Bearer sk-ant-oat…) or an API key, while the client
+// authenticates to ccload with its ccload token in x-ccload-token. This is
+// the one case where a client credential goes upstream, and only to the
+// channel that asks for it: ccload pools no Claude subscription and
+// imitates no client, as Anthropic's terms forbid third-party use of
+// subscription sign-ins.
+
+// ccloadTokenHeader carries the ccload token of a client whose standard
+// credential header holds its own upstream credential.
+const ccloadTokenHeader = "x-ccload-token"
+
+// clientCredential is the client's upstream credential when it named its
+// ccload token in x-ccload-token; zero otherwise.
+func clientCredential(h *fasthttp.RequestHeader) [2]string {
+	if len(h.Peek(ccloadTokenHeader)) == 0 {
+		return [2]string{}
+	}
+	if v := h.Peek("Authorization"); len(v) > 0 {
+		return [2]string{"Authorization", string(v)}
+	}
+	if v := bytes.TrimSpace(h.Peek("x-api-key")); len(v) > 0 {
+		return [2]string{"x-api-key", string(v)}
+	}
+	return [2]string{}
+}
+
+// clientCredentialFor puts the client's credential on an attempt of a
+// `credentials: client` channel in place of a key. A request without one
+// cannot use the channel: it moves on to the next route, cooling nothing.
+func clientCredentialFor(r *request, c *attempt) *attemptResult {
+	cred := r.clientCred
+	if cred[0] == "" {
+		o := failure.Outcome{Kind: failure.KindAuth, Scope: failure.ScopeChannel, Retry: true,
+			Message: "channel " + c.route.Channel.Name + " forwards the client's own credential; this request authenticated without one (send the ccload token in x-ccload-token and the Claude credential as usual)"}
+		c.at.end(c.started, 0, o)
+		return &attemptResult{outcome: o, miss: true, status: 401}
+	}
+	base := c.rq.Header
+	c.rq.Header = func(h headerSetter) {
+		base(h)
+		h.Del("Authorization")
+		h.Del("x-api-key")
+		if strings.EqualFold(cred[0], "Authorization") {
+			h.Set("Authorization", cred[1])
+		} else {
+			h.Set("x-api-key", cred[1])
+		}
+	}
+	return nil
+}
+
+// ClientIP is the address of the client behind ctx: the peer's, or, when
+// the peer is one of server.trusted_proxies, the rightmost address of
+// X-Forwarded-For that is not itself a trusted proxy (the one the first
+// trusted proxy saw). Without trusted_proxies the header is ignored: any
+// client can write it. "" when unknown.
+func ClientIP(ctx *fasthttp.RequestCtx, srv *config.Server) string {
+	peer, ok := peerAddr(ctx)
+	if !ok {
+		return ""
+	}
+	if !srv.Trusts(peer) {
+		return peer.String()
+	}
+	hops := strings.Split(string(ctx.Request.Header.Peek("X-Forwarded-For")), ",")
+	for i := len(hops) - 1; i >= 0; i-- {
+		a, err := netip.ParseAddr(strings.TrimSpace(hops[i]))
+		if err != nil {
+			break
+		}
+		if !srv.Trusts(a) {
+			return a.Unmap().String()
+		}
+	}
+	return peer.String()
+}
+
+// IsHTTPS reports whether the client reached ccload over TLS: directly, or
+// through a trusted proxy that says so in X-Forwarded-Proto.
+func IsHTTPS(ctx *fasthttp.RequestCtx, srv *config.Server) bool {
+	if ctx.IsTLS() {
+		return true
+	}
+	peer, ok := peerAddr(ctx)
+	return ok && srv.Trusts(peer) && strings.EqualFold(strings.TrimSpace(firstValue(ctx.Request.Header.Peek("X-Forwarded-Proto"))), "https")
+}
+
+// Origin is the scheme://host the client used to reach ccload (host from
+// X-Forwarded-Host when a trusted proxy sets it), to compare with a
+// browser's Origin header.
+func Origin(ctx *fasthttp.RequestCtx, srv *config.Server) string {
+	scheme := "http"
+	if IsHTTPS(ctx, srv) {
+		scheme = "https"
+	}
+	host := string(ctx.Host())
+	if peer, ok := peerAddr(ctx); ok && srv.Trusts(peer) {
+		if h := strings.TrimSpace(firstValue(ctx.Request.Header.Peek("X-Forwarded-Host"))); h != "" {
+			host = h
+		}
+	}
+	return scheme + "://" + strings.ToLower(host)
+}
+
+func firstValue(v []byte) string {
+	s, _, _ := strings.Cut(string(v), ",")
+	return s
+}
+
+func peerAddr(ctx *fasthttp.RequestCtx) (netip.Addr, bool) {
+	ip := ctx.RemoteIP()
+	if ip == nil || ip.Equal(net.IPv4zero) {
+		return netip.Addr{}, false
+	}
+	a, ok := netip.AddrFromSlice(ip)
+	return a.Unmap(), ok
 }

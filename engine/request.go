@@ -38,7 +38,7 @@ type request struct {
 	// unbooked: the answer carries no usage ccload reads (speech audio, a
 	// streamed image or transcription relayed unparsed), so its cost is
 	// unknown: refused under a cost limit, flagged unpriced otherwise
-	// (unpriced.go).
+	// (cost.go).
 	unbooked bool
 	// retryAfter is the soonest wait the failed attempts' upstreams asked
 	// for (0: none), passed on when every attempt failed.
@@ -48,7 +48,7 @@ type request struct {
 	acctToken string
 	// clientCred is the client's own upstream credential (header name and
 	// value) when it authenticated with x-ccload-token, for a
-	// `credentials: client` channel (clientcred.go).
+	// `credentials: client` channel (auth.go).
 	clientCred [2]string
 	rec        record
 	// chatUsage: an OpenAI Chat client sent stream_options.include_usage.

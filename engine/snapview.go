@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"bytes"
+	"net/url"
 	"sync/atomic"
 
 	"github.com/ccload/ccload/config"
@@ -10,7 +12,7 @@ import (
 
 // snapView is everything the engine derives from one config snapshot: the
 // credentials that authenticated (auth.go), the redactor that knows the
-// snapshot's secrets (redact.go), its price table (cost.go) and what
+// snapshot's secrets (below), its price table (cost.go) and what
 // protocol detection learned under it (detect.go). It is built in one
 // place when the snapshot is swapped in (Engine.Sweep), and one pointer
 // comparison tells a request whether the view it finds is of its snapshot;
@@ -55,4 +57,59 @@ func (e *Engine) view(snap *config.Snapshot) *snapView {
 		}
 		e.views.CompareAndSwap(v, e.newSnapView(snap))
 	}
+}
+
+// redactor returns the failure.Redactor that knows every secret of snap:
+// channel keys and the credentials inside channel and proxy URLs. It is
+// built with the snapshot's view (snapview.go). Every upstream-derived
+// string goes through it at one of these points before it leaves the
+// engine: reject and relayError (the client), record.fail and
+// attemptLog.end (the log row, events), strikeScope (cooldown reasons),
+// relay (error events of a committed stream) and probes (ccload check,
+// /admin).
+func (e *Engine) redactor(snap *config.Snapshot) *failure.Redactor {
+	return e.view(snap).red
+}
+
+// snapshotSecrets lists every channel key and URL credential of snap.
+func snapshotSecrets(snap *config.Snapshot) []string {
+	var out []string
+	addURL := func(raw string) {
+		u, err := url.Parse(raw)
+		if err != nil {
+			return
+		}
+		if u.User != nil {
+			out = append(out, u.User.Username())
+			if pw, ok := u.User.Password(); ok {
+				out = append(out, pw)
+			}
+		}
+		for _, vs := range u.Query() {
+			out = append(out, vs...)
+		}
+	}
+	for _, ch := range snap.Channels {
+		for _, k := range ch.Keys {
+			out = append(out, k.Reveal())
+		}
+		for _, u := range ch.URLs {
+			addURL(u.URL)
+		}
+		addURL(ch.Proxy)
+	}
+	return out
+}
+
+// errorKey is how an error object starts in JSON; content text that merely
+// mentions "error" is escaped (\"error\") and does not match.
+var errorKey = []byte(`"error"`)
+
+// redactEvent scrubs a relayed stream chunk that carries an error object;
+// others pass untouched (one byte scan).
+func redactEvent(red *failure.Redactor, b []byte) []byte {
+	if !bytes.Contains(b, errorKey) {
+		return b
+	}
+	return red.Body(b)
 }

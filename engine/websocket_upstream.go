@@ -3,6 +3,7 @@ package engine
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
 	"io"
 	"net/http"
@@ -152,7 +153,7 @@ func (e *Engine) dialSocket(rq *upstreamRequest, frame []byte) (*websocket.Conn,
 		h.Del(k)
 	}
 	h.Set("OpenAI-Beta", "responses_websockets=2026-02-06")
-	d := websocket.Dialer{HandshakeTimeout: 30 * time.Second}
+	d := websocket.Dialer{HandshakeTimeout: 30 * time.Second, TLSClientConfig: &tls.Config{RootCAs: e.upstream.Roots()}}
 	conn, resp, err := d.DialContext(rq.Ctx, u, h)
 	if resp != nil && resp.Body != nil {
 		resp.Body.Close()

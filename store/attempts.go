@@ -40,7 +40,7 @@ func readAttempts(r *LogRow) {
 }
 
 // appendImpliedAttempts appends the one-attempt array the row's columns
-// describe, as the engine writes it (engine/attemptsjson.go).
+// describe, as the engine writes it (engine/record.go).
 func appendImpliedAttempts(b []byte, r *LogRow) []byte {
 	b = append(b, `[{"channel":`...)
 	b = protocol.AppendJSONString(b, r.Channel)

@@ -1,6 +1,7 @@
 package mockupstream
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -102,6 +103,8 @@ type Server struct {
 	httpSrv *http.Server
 	served  chan error // Serve's result, once Start ran
 
+	conns conns // the open connections and their states (conns.go)
+
 	sockets atomic.Int64 // WebSocket upgrades asked for, refused ones included
 	open    atomic.Int64 // WebSockets open now
 }
@@ -117,19 +120,34 @@ func New(opts Options) *Server {
 // Start listens on addr ("127.0.0.1:0" picks a free port) and serves in the
 // background until Close. It returns the base URL, "http://127.0.0.1:PORT".
 func (s *Server) Start(addr string) (baseURL string, err error) {
+	ln, err := s.listen(addr, nil)
+	if err != nil {
+		return "", err
+	}
+	return "http://" + ln.Addr().String(), nil
+}
+
+// listen starts serving on addr, over TLS with cfg unless cfg is nil.
+func (s *Server) listen(addr string, cfg *tls.Config) (net.Listener, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.httpSrv != nil {
-		return "", errors.New("mockupstream: server already started")
+		return nil, errors.New("mockupstream: server already started")
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return "", fmt.Errorf("mockupstream: listen: %w", err)
+		return nil, fmt.Errorf("mockupstream: listen: %w", err)
 	}
-	s.httpSrv = &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
-	s.served = make(chan error, 1)
-	go func(srv *http.Server, done chan<- error) { done <- srv.Serve(ln) }(s.httpSrv, s.served)
-	return "http://" + ln.Addr().String(), nil
+	srv := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second, TLSConfig: cfg, ConnState: s.conns.track}
+	s.httpSrv, s.served = srv, make(chan error, 1)
+	go func(done chan<- error) {
+		if cfg == nil {
+			done <- srv.Serve(ln)
+			return
+		}
+		done <- srv.ServeTLS(ln, "", "") // the certificate is in cfg
+	}(s.served)
+	return ln, nil
 }
 
 // Close stops a started server at once, closing open connections and so

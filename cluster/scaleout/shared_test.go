@@ -280,6 +280,8 @@ func sharedSpend(t *testing.T, driver, dsn, sqlDriver, sqlDSN string) {
 		default:
 			t.Fatalf("request %d = %d", i, st)
 		}
+		// The sync bound is the contract under test, not a guess: each
+		// request must find the other instance's spend already counted.
 		time.Sleep(syncWithin + 100*time.Millisecond)
 	}
 	if refused < 2 {
@@ -351,6 +353,9 @@ func sharedPins(t *testing.T, driver, dsn string) {
 	if perKey[pinKeyA] == 0 || perKey[pinKeyB] == 0 {
 		t.Fatalf("A put every session on one channel (%v); the test needs both", perKey)
 	}
+	// The sync bound is the contract under test: after it, B must route
+	// every session as A pinned it. Polling B instead would pin sessions
+	// on B and change what is measured.
 	time.Sleep(syncWithin)
 	for _, s := range sessions {
 		for turn := range 2 {

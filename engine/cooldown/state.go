@@ -7,7 +7,7 @@ import (
 )
 
 // What the router needs to know about a component beyond "cooling or not"
-// (the routing rule is in engine/candidates.go):
+// (the routing rule is in engine/select.go):
 //
 //   - whether its cooldown is for a reason a retry cannot fix right now
 //     (Hard), as opposed to a transient one (server errors, overload,

@@ -24,6 +24,7 @@ package upstream
 import (
 	"bytes"
 	"context"
+	"crypto/x509"
 	"io"
 	"net/http"
 	"time"
@@ -118,10 +119,19 @@ type Clients struct {
 
 // New is the clients of a gateway. rt, when not nil, sends every request
 // (tests force net/http with it); nil gives each proxy setting a tuned
-// http.Transport and plain http:// the HTTP/1.1 client.
-func New(rt http.RoundTripper) *Clients {
-	return &Clients{inject: rt, proxies: proxyClients{inject: rt, clients: map[string]*http.Client{}}, h1: newH1Client()}
+// http.Transport and plain http:// the HTTP/1.1 client. roots are the
+// certificate authorities both clients verify https:// upstreams and
+// proxies against (nil: the system's); an injected rt brings its own.
+func New(rt http.RoundTripper, roots *x509.CertPool) *Clients {
+	h1 := newH1Client()
+	h1.tls.roots = roots
+	return &Clients{inject: rt, proxies: proxyClients{inject: rt, roots: roots, clients: map[string]*http.Client{}}, h1: h1}
 }
+
+// Roots are the certificate authorities New was given (nil: the
+// system's), for the engine's other TLS connections to upstreams
+// (WebSocket mode).
+func (u *Clients) Roots() *x509.CertPool { return u.h1.tls.roots }
 
 // Do sends one attempt and returns once the answer's headers are in. An
 // error before any answer is a *SetupError, Ctx's cause when Ctx ended, or

@@ -77,7 +77,7 @@ func serveOnce(t *testing.T, answer string) string {
 
 func doOurs(url string) answer {
 	rq := &Request{Ctx: context.Background(), URL: url, Body: []byte("{}"), Header: func(HeaderSetter) {}}
-	resp, err := New(nil).Do(rq)
+	resp, err := New(nil, nil).Do(rq)
 	if err != nil {
 		return answer{err: err, inHead: true}
 	}

@@ -1,6 +1,8 @@
 package upstream
 
 import (
+	"crypto/tls"
+	"crypto/x509"
 	"net"
 	"net/http"
 	"net/url"
@@ -12,6 +14,7 @@ import (
 // its own transport and so its own idle connections.
 type proxyClients struct {
 	inject  http.RoundTripper
+	roots   *x509.CertPool // nil: the system's
 	mu      sync.Mutex
 	clients map[string]*http.Client // proxy URL ("" = direct) -> client
 }
@@ -33,6 +36,9 @@ func (p *proxyClients) client(proxy string) (*http.Client, error) {
 			IdleConnTimeout:       90 * time.Second,
 			TLSHandshakeTimeout:   10 * time.Second,
 			ExpectContinueTimeout: time.Second,
+		}
+		if p.roots != nil {
+			t.TLSClientConfig = &tls.Config{RootCAs: p.roots}
 		}
 		if proxy != "" {
 			u, err := url.Parse(proxy)

@@ -41,7 +41,7 @@ func TestKeepClosesIdleConnectionsOfDroppedProxies(t *testing.T) {
 		return p
 	}
 	gone, kept := start(), start()
-	u := New(nil)
+	u := New(nil, nil)
 	before := map[string]*http.Client{}
 	for _, p := range []*proxy{gone, kept} {
 		rq := &Request{Ctx: context.Background(), Proxy: p.url, URL: "http://upstream.invalid/v1", Body: []byte("{}"), Header: func(HeaderSetter) {}}
