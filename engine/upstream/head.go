@@ -3,6 +3,7 @@ package upstream
 import (
 	"bytes"
 	"errors"
+	"strconv"
 	"strings"
 )
 
@@ -148,17 +149,21 @@ func trimOWS(s string) string {
 // refuse, and which another reader of the same bytes may frame
 // differently).
 func parseLength(s string) (int, bool) {
-	if s == "" || len(s) > 15 {
+	if s == "" {
 		return 0, false
 	}
-	n := 0
 	for i := 0; i < len(s); i++ {
 		if s[i] < '0' || s[i] > '9' {
 			return 0, false
 		}
-		n = n*10 + int(s[i]-'0')
 	}
-	return n, true
+	// Leading zeros are allowed, as net/http allows them; what is left
+	// must fit in an int (63 bits, as in net/http, on 64-bit platforms).
+	n, err := strconv.ParseUint(s, 10, strconv.IntSize-1)
+	if err != nil {
+		return 0, false
+	}
+	return int(n), true
 }
 
 // bareLineEnd reports whether b holds a CR or an LF that is not part of a
