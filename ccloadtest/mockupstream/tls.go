@@ -21,7 +21,7 @@ import (
 // that trusts the system's roots refuses it, as it would a provider
 // behind a bad certificate.
 func (s *Server) StartTLS(addr string) (baseURL string, roots *x509.CertPool, err error) {
-	cert, err := selfSigned()
+	cert, err := SelfSigned()
 	if err != nil {
 		return "", nil, fmt.Errorf("mockupstream: certificate: %w", err)
 	}
@@ -35,10 +35,10 @@ func (s *Server) StartTLS(addr string) (baseURL string, roots *x509.CertPool, er
 	return "https://" + ln.Addr().String(), roots, nil
 }
 
-// selfSigned makes a certificate that is its own authority, the way
+// SelfSigned makes a certificate that is its own authority, the way
 // net/http/httptest's is, but a new key per server, so that two mocks do
 // not trust each other's.
-func selfSigned() (tls.Certificate, error) {
+func SelfSigned() (tls.Certificate, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return tls.Certificate{}, err
