@@ -24,7 +24,7 @@ import (
 //
 // Nothing in a capture holds a secret in clear: the URL goes through
 // config.MaskURL (userinfo, ?key=), the value of every credential header
-// (by the forwarding rule's names and words, header.go) becomes a
+// (by the forwarding rule's names and words, send.go) becomes a
 // fingerprint, and headers and bodies go through the snapshot's Redactor,
 // which knows every channel key and URL credential, plus the client's own
 // token (never forwarded, but a client may paste it into a body).
@@ -162,7 +162,7 @@ func (x *debugExchange) maskHeaders(h headerList) []debugHeader {
 
 // credentialHeader reports whether a header's value is a credential: the
 // names the forwarding rule drops as credentials, and any name holding one
-// of its credential words (header.go), plus the response's Set-Cookie.
+// of its credential words (send.go), plus the response's Set-Cookie.
 func credentialHeader(name string) bool {
 	lower := strings.ToLower(name)
 	switch lower {

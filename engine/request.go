@@ -87,7 +87,7 @@ type request struct {
 	gone atomic.Bool
 	call atomic.Pointer[attempt]
 	// dropSignatures: an upstream refused a reasoning signature of this
-	// request, which is now sent without any (signature_retry.go).
+	// request, which is now sent without any (retryWithoutSignatures).
 	dropSignatures bool
 }
 
