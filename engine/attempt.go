@@ -117,10 +117,11 @@ func (e *Engine) tryRoute(ctx *fasthttp.RequestCtx, r *request, c candidate, p *
 		}
 	}()
 	keys, urls := e.attemptOrder(r, c)
-	if len(keys) == 0 {
-		e.noAccountLeft(c.route.Channel, p)
+	oauth := ch.OAuth != "" // subscription accounts stand for its keys (accounts.go)
+	if len(keys) == 0 && oauth {
+		e.noAccountLeft(ch, p)
 	}
-	retried := false // an account's expired token renewed once (accounts.go)
+	retried := false // an account's expired token renewed once
 	for ki, ui := 0, 0; ki < len(keys) && ui < len(urls) && r.mayAttempt(e.clock.Now()); {
 		if r.gone.Load() {
 			return nil, e.abandoned(ctx, r)
@@ -139,7 +140,10 @@ func (e *Engine) tryRoute(ctx *fasthttp.RequestCtx, r *request, c candidate, p *
 		if r.ranOutOfTime(*res, e.clock.Now()) {
 			return last, false // the request's deadline, not the route: nothing cools
 		}
-		retry, handled := e.accountAnswer(r, c.route, keys[ki], res, &retried)
+		var retry, handled bool
+		if oauth {
+			retry, handled = e.accountAnswer(r, c.route, keys[ki], res, &retried)
+		}
 		if retry {
 			continue
 		}
@@ -314,7 +318,14 @@ func (a *attempt) run(ctx *fasthttp.RequestCtx) (res attemptResult, again bool) 
 		return attemptResult{done: true}, false
 	}
 	a.prepare(body)
-	if failed := e.accountFor(r, a); failed != nil {
+	var failed *attemptResult
+	switch { // the credential the channel puts on the request
+	case ch.Credentials == config.CredentialsClient:
+		failed = clientCredentialFor(r, a) // the client's own (auth.go)
+	case ch.OAuth != "":
+		failed = e.accountFor(r, a) // a subscription account's (accounts.go)
+	}
+	if failed != nil {
 		return *failed, false
 	}
 	var s sent
@@ -352,9 +363,9 @@ func (a *attempt) body(ctx *fasthttp.RequestCtx) ([]byte, bool) {
 	if err == nil {
 		body, err = rewriteBody(rt.Channel.Rewrite.Body, body)
 	}
-	if err == nil && up == protocol.Responses {
+	if err == nil && up == protocol.Responses && rt.Channel.OAuth == config.OAuthCodex {
 		var dialect []string
-		body, dialect, err = codexDialect(rt.Channel, body)
+		body, dialect, err = codexDialect(body)
 		a.at.note(dialect)
 	}
 	if err != nil {
