@@ -213,7 +213,10 @@ func (e *Engine) succeeded(r *request, c *attempt, now time.Time) {
 func (e *Engine) try(ctx *fasthttp.RequestCtx, r *request, rt config.Route, ki, ui int) *attemptResult {
 	u := &rt.Channel.URLs[ui]
 	res := new(attemptResult)
-	if r.detects(u) {
+	// A URL that declares no protocols is probed for the family it speaks
+	// (detect.go), unless its path is fixed (exact: a 404 says nothing of
+	// the family) or the endpoint is relayed (no conversion to try).
+	if len(u.Protocols) == 0 && !u.Exact && r.ep.pass == nil {
 		*res = e.detectAttempt(ctx, r, rt, ki, ui)
 	} else {
 		*res = e.attemptAs(ctx, r, rt, ki, ui, upstreamFamily(u, r.ep.family))
@@ -343,7 +346,9 @@ func (a *attempt) run(ctx *fasthttp.RequestCtx) (res attemptResult, again bool) 
 	// a stream should not keep the (maybe converted) body alive.
 	a.rq = upstreamRequest{}
 	a.resp = s.resp
-	r.probeFound(a.family)
+	if r.probe != nil {
+		r.probeFound(a.family) // detection learned what the URL speaks
+	}
 	return a.answer(ctx), false
 }
 
@@ -411,7 +416,7 @@ func (a *attempt) prepare(body []byte) {
 // goes back to the client at once, anything else is a failure to retry.
 func (a *attempt) unanswered(ctx *fasthttp.RequestCtx, s *sent) (attemptResult, bool) {
 	e, r := a.e, a.r
-	miss := r.probeMissed(a.family, s, a.rq.URL, a.route.Upstream)
+	miss := r.probe != nil && r.probeMissed(a.family, s, a.rq.URL, a.route.Upstream)
 	a.at.end(e.clock.Now(), s.status, s.outcome)
 	if s.outcome.ClientFault {
 		if a.retryWithoutSignatures(s) {
