@@ -176,7 +176,10 @@ func (e *Engine) attemptOrder(r *request, c candidate) (keys, urls []int) {
 	keys, urls = e.keyOrder(ch, c.anyway), e.urlOrder(ch, c.anyway)
 	keys = pinnedFirst(r, ch, keys, func(i int) string { return e.reg.keyID(ch.Keys[i]) }, r.pin.Key)
 	urls = pinnedFirst(r, ch, urls, func(i int) string { return e.reg.urlID(ch.URLs[i].URL) }, r.pin.URL)
-	return keys, r.passURLs(ch, urls)
+	if r.ep.pass != nil {
+		urls = r.passURLs(ch, urls) // a relayed endpoint: only URLs that speak openai
+	}
+	return keys, urls
 }
 
 // failed counts a failed attempt against the channel's health and cools

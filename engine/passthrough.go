@@ -86,9 +86,6 @@ func passRoutes(r *request, routes []config.Route) ([]config.Route, *clientError
 // passURLs drops, for a relayed endpoint, the channel's URLs that do not
 // speak openai (the channel may have others that do).
 func (r *request) passURLs(ch *config.Channel, urls []int) []int {
-	if r.ep.pass == nil {
-		return urls
-	}
 	return slices.DeleteFunc(slices.Clone(urls), func(i int) bool { return !speaksOpenAI(ch.URLs[i]) })
 }
 
