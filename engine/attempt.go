@@ -409,7 +409,7 @@ func (a *attempt) prepare(body []byte) {
 		Timers:   &a.timers, Lent: &r.bodyLent, HeaderWait: &a.headerWait,
 	}}
 	r.calling(a)
-	if r.debugOn(ch) {
+	if r.debug && r.debugOn(ch) {
 		x := r.captureRequest(r.attempts, &a.rq)
 		a.rq.onResponse = func(resp *upstreamResponse) { x.captureResponse(resp, r.debugMax()) }
 	}

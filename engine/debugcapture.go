@@ -82,21 +82,9 @@ type debugBody struct {
 	Truncated bool   `json:"truncated,omitempty"`
 }
 
-// mayCapture reports whether any attempt of a request of tok may be
-// captured: the token or some channel has debug on.
-func mayCapture(snap *config.Snapshot, tok *config.Token) bool {
-	if tok != nil && tok.Debug {
-		return true
-	}
-	for _, ch := range snap.Channels {
-		if ch.Debug {
-			return true
-		}
-	}
-	return false
-}
-
-// debugOn reports whether the request's traffic on ch is captured.
+// debugOn reports whether the request's traffic on ch is captured. It is
+// asked only of a request that may be captured (request.debug: its token
+// or some channel has debug on).
 func (r *request) debugOn(ch *config.Channel) bool {
 	return ch.Debug || r.token != nil && r.token.Debug
 }
