@@ -168,6 +168,7 @@ func (s *Snapshot) index() {
 	s.byModel = map[string][]Route{}
 	for _, c := range s.Channels {
 		s.byName[c.Name] = c
+		s.debug = s.debug || c.Debug
 		if !c.Enabled {
 			continue
 		}

@@ -3,7 +3,6 @@ package config
 import (
 	"encoding/json"
 	"net/netip"
-	"slices"
 	"time"
 
 	"github.com/ccload/ccload/protocol"
@@ -32,6 +31,7 @@ type Snapshot struct {
 	byModel   map[string][]Route // client model name -> routes, channels in file order
 	byName    map[string]*Channel
 	byTokenSH map[string]*Token // lowercase hex sha256 of the token -> token
+	debug     bool              // some channel has debug: true
 
 	// deps are the files ${file:...} read: path -> sha256 hex of the
 	// contents ("" when unreadable), so a reload notices a changed secret
@@ -58,9 +58,8 @@ func (s *Snapshot) TokenBySHA256(sum string) *Token { return s.byTokenSH[sum] }
 
 // HasDebug reports whether any channel captures the upstream traffic of
 // the requests it serves (`debug: true`).
-func (s *Snapshot) HasDebug() bool {
-	return slices.ContainsFunc(s.Channels, func(c *Channel) bool { return c.Debug })
-}
+// Every request asks, so the loader answers once.
+func (s *Snapshot) HasDebug() bool { return s.debug }
 
 // Server is the `server:` section.
 type Server struct {
