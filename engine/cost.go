@@ -1,21 +1,12 @@
 package engine
 
 import (
-	"context"
 	"fmt"
 
 	"github.com/ccload/ccload/config"
 	"github.com/ccload/ccload/pricing"
 	"github.com/ccload/ccload/protocol/convert"
-	"github.com/ccload/ccload/store"
 )
-
-// CostStore is what the cost ledger reads at start: lifetime token cost and
-// a channel's cost today, from the usage_daily aggregates.
-type CostStore interface {
-	TokenCost(ctx context.Context, token string) (float64, error)
-	ChannelCostOn(ctx context.Context, channel, day string) (float64, error)
-}
 
 // Prices returns the price table requests on snap are priced with: the
 // embedded table, the price catalog's current copy on top, and the file's
@@ -80,8 +71,6 @@ func (e *Engine) cost(snap *config.Snapshot, channel, upstreamModel, clientModel
 	}
 	return c.USD, false
 }
-
-var _ CostStore = store.Store(nil)
 
 // Unpriced models and cost limits. A request for a model with no
 // price is logged with cost 0, so a cost limit cannot hold it back: a token

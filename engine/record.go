@@ -288,7 +288,7 @@ func (e *Engine) finish(r *request) {
 		endEv.Cost = row.Cost
 		e.bus.publish(endEv)
 	}
-	e.reg.ledger.settle(rec.token, r.costReserved, row.Channel, clock.UTCDay(row.Time), row.Cost)
+	e.reg.ledger.Settle(rec.token, r.costReserved, row.Channel, clock.UTCDay(row.Time), row.Cost)
 	if len(rec.attempts) > 0 {
 		row.AttemptsJSON = string(appendAttemptsJSON(make([]byte, 0, 256*len(rec.attempts)), rec.attempts))
 	}

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"math"
@@ -15,6 +16,7 @@ import (
 	"github.com/ccload/ccload/engine/cooldown"
 	"github.com/ccload/ccload/engine/failure"
 	"github.com/ccload/ccload/engine/responsesws"
+	"github.com/ccload/ccload/engine/spend"
 	"github.com/ccload/ccload/internal/clock"
 )
 
@@ -46,7 +48,7 @@ import (
 //	URL                wsRefused (native upstream WebSocket refused
 //	                   until a time)
 //	upstream model     unpriced (models already warned about)
-//	token / channel    ledger (spend against cost limits)
+//	token / channel    ledger (spend against cost limits, engine/spend)
 //	session            pins (session affinity; swept by channel)
 //	scope key          cooldowns (its own package: persisted, shared with
 //	                   the admin API)
@@ -74,19 +76,19 @@ type registry struct {
 
 	unpriced stateMap[string, bool] // upstream model -> true once warned
 
-	ledger    *ledger
+	ledger    *spend.Ledger
 	pins      *affinity.Table
 	cooldowns *cooldown.Registry
 }
 
 func newRegistry(opts Options, clk clock.Clock) *registry {
 	r := &registry{
-		ledger:    newLedger(opts.Costs, clk, opts.Logger),
+		ledger: spend.New(spend.Options{
+			Costs: opts.Costs, Shared: opts.Spend, Share: opts.SharedSpend, Clock: clk, Log: opts.Logger,
+		}),
 		pins:      affinity.NewTable(config.DefaultRouting.Affinity.MaxSessions, config.DefaultRouting.Affinity.TTL.D()),
 		cooldowns: opts.Cooldowns,
 	}
-	r.ledger.spendSt = opts.Spend
-	r.ledger.shareSpend = opts.SharedSpend && opts.Spend != nil
 	if r.cooldowns == nil {
 		r.cooldowns = cooldown.New(clk, nil)
 	}
@@ -264,7 +266,7 @@ func (r *registry) sweep(snap *config.Snapshot) {
 
 	r.wrr.sweep(func(s channelSet) bool { return s.all(hasChannel) })
 
-	r.ledger.sweep(tokens, channels)
+	r.ledger.Sweep(tokens, channels)
 
 	a := snap.Routing.Affinity
 	r.pins.Resize(a.MaxSessions, a.TTL.D())
@@ -477,3 +479,9 @@ func (e *Engine) Sweep(snap *config.Snapshot) {
 	e.upstream.Keep(snapshotProxies(snap))
 	e.view(snap) // built now rather than by the first request on snap
 }
+
+// RunSpend writes this instance's spend to the shared spend store and,
+// with storage.shared, reads the cluster's totals back, every spend.Every
+// until ctx ends (spend.Ledger.Run); without a spend store it returns at
+// once.
+func (e *Engine) RunSpend(ctx context.Context) { e.reg.ledger.Run(ctx) }

@@ -246,7 +246,7 @@ func (e *Engine) plan(r *request, ordered []config.Route, now time.Time) routePl
 		case !ch.ActiveHours.Contains(now):
 			p.note(ch.Name + " is outside its active_hours")
 			continue
-		case e.reg.ledger.channelOver(ch, clock.UTCDay(now)):
+		case e.reg.ledger.ChannelOver(ch, clock.UTCDay(now)):
 			p.note(ch.Name + " reached its daily_cost_limit")
 			continue
 		}

@@ -76,7 +76,7 @@ func (e *Engine) handle(ctx *fasthttp.RequestCtx, r *request) {
 		e.reject(ctx, r, err)
 		return
 	}
-	if err := e.reg.ledger.reserveToken(r.token); err != nil {
+	if err := e.reg.ledger.ReserveToken(r.token); err != nil {
 		e.reject(ctx, r, &clientError{Status: 429, Msg: err.Error()})
 		return
 	}
