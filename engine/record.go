@@ -231,11 +231,11 @@ func (e *Engine) finish(r *request) {
 		r.conn.Unwatch(r)
 	}
 	if r.chSlot != nil {
-		r.chSlot.release()
+		r.chSlot.Release()
 		r.chSlot = nil
 	}
 	if r.tokSlot != nil {
-		r.tokSlot.release()
+		r.tokSlot.Release()
 		r.tokSlot = nil
 	}
 	e.active.mu.Lock()

@@ -15,6 +15,7 @@ import (
 	"github.com/ccload/ccload/engine/affinity"
 	"github.com/ccload/ccload/engine/cooldown"
 	"github.com/ccload/ccload/engine/failure"
+	"github.com/ccload/ccload/engine/health"
 	"github.com/ccload/ccload/engine/responsesws"
 	"github.com/ccload/ccload/engine/spend"
 	"github.com/ccload/ccload/internal/clock"
@@ -32,8 +33,8 @@ import (
 //
 // What it holds, by key:
 //
-//	channel name       channelLoad (in flight, RPM), health (outcomes for
-//	                   the health score), paused (runtime pauses),
+//	channel name       channelLoad (in flight, RPM), health (failure rate
+//	                   for the health score), paused (runtime pauses),
 //	                   lastChecks (scheduled checks), keyCursors (key
 //	                   round-robin of requests and of scheduled checks)
 //	channel set        wrr (smooth weighted round-robin weights per
@@ -220,6 +221,26 @@ func (r *registry) smoothWRR(set channelSet, names []string, weights []int) int 
 // socketCount returns the open-socket count of a token.
 func (r *registry) socketCount(token string) *atomic.Int64 {
 	return r.sockets.get(token, func() *atomic.Int64 { return new(atomic.Int64) })
+}
+
+// healths holds the failure rate of every channel by name, for the
+// health score (effectivePriority).
+type healths struct {
+	m stateMap[string, *health.Outcomes]
+}
+
+func (h *healths) get(name string) *health.Outcomes {
+	return h.m.get(name, func() *health.Outcomes { return &health.Outcomes{} })
+}
+
+// loads holds the load of every channel and token by name, so counts
+// survive config reloads like the rest of the runtime state.
+type loads struct {
+	m stateMap[string, *health.Load]
+}
+
+func (ls *loads) get(name string) *health.Load {
+	return ls.m.get(name, func() *health.Load { return &health.Load{} })
 }
 
 // sweep drops every entry that belongs to an entity snap no longer has,
@@ -428,7 +449,7 @@ func (e *Engine) ChannelStates() []ChannelState {
 		l := e.reg.channelLoad.get(ch.Name)
 		st := ChannelState{
 			Name: ch.Name, Enabled: ch.Enabled, Paused: e.Paused(ch.Name),
-			InFlight: l.inflight.Load(), RPM: l.rpm(now), Cooldowns: byChannel[ch.Name],
+			InFlight: l.InFlight(), RPM: l.RPM(now), Cooldowns: byChannel[ch.Name],
 			Unpriced: UnpricedModels(prices, ch),
 		}
 		for _, u := range ch.URLs {
@@ -450,7 +471,7 @@ func (e *Engine) ChannelStates() []ChannelState {
 // TokenLoad is a token's in-flight count and requests in the last minute.
 func (e *Engine) TokenLoad(name string) (inFlight int64, rpm int) {
 	l := e.reg.tokenLoad.get(name)
-	return l.inflight.Load(), l.rpm(e.clock.Now())
+	return l.InFlight(), l.RPM(e.clock.Now())
 }
 
 // SetPaused pauses or resumes a channel at runtime. The YAML stays the

@@ -3,6 +3,7 @@ package engine
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -13,6 +14,29 @@ import (
 	"github.com/ccload/ccload/engine/failure"
 	"github.com/ccload/ccload/internal/clock"
 )
+
+// effectivePriority applies routing.health_score (docs/routing.md, "Health score"):
+//
+//	priority − failure_rate × penalty × min(1, samples / min_samples)
+//
+// so a channel failing half of 40 requests with penalty 100 and
+// min_samples 20 drops by 50, while one with 2 failures out of 4 samples
+// drops by only 10: few samples are weak evidence.
+func (e *Engine) effectivePriority(ch *config.Channel, hs config.HealthScore, now time.Time) float64 {
+	p := float64(ch.Priority)
+	if !hs.Enabled || hs.Penalty == 0 {
+		return p
+	}
+	rate, n := e.reg.health.get(ch.Name).Rate(now, hs.Window.D())
+	if n == 0 {
+		return p
+	}
+	confidence := 1.0
+	if hs.MinSamples > 0 {
+		confidence = math.Min(1, float64(n)/float64(hs.MinSamples))
+	}
+	return p - rate*hs.Penalty*confidence
+}
 
 // orderRoutes returns the routes for one request in the order they should
 // be tried: highest effective priority first (prio, the configured

@@ -186,7 +186,7 @@ func (r *request) admit(ctx *fasthttp.RequestCtx) *clientError {
 func (e *Engine) admitToken(r *request) *clientError {
 	t := r.token
 	l := e.reg.tokenLoad.get(t.Name)
-	switch l.admit(r.start, t.RPMLimit, t.MaxConcurrency) {
+	switch l.Admit(r.start, t.RPMLimit, t.MaxConcurrency) {
 	case "":
 		r.tokSlot = l
 		return nil

@@ -60,8 +60,8 @@ func TestSweepDropsRuntimeStateOfRemovedEntities(t *testing.T) {
 	now := time.Now()
 	pol := cooldownPolicy(before.Routing.Cooldown)
 	for _, ch := range before.Channels {
-		r.channelLoad.get(ch.Name).admit(now, 0, 0)
-		r.health.get(ch.Name).add(now, true)
+		r.channelLoad.get(ch.Name).Admit(now, 0, 0)
+		r.health.get(ch.Name).Add(now, true)
 		e.SetPaused(ch.Name, true)
 		r.lastChecks.store(ch.Name, ProbeResult{})
 		r.keyCursor(ch.Name, false)
@@ -85,7 +85,7 @@ func TestSweepDropsRuntimeStateOfRemovedEntities(t *testing.T) {
 	e.orderGroup(before.Routes("m"))
 	r.smoothWRR("keep", []string{"keep"}, []int{1})
 	for _, tk := range before.Tokens {
-		r.tokenLoad.get(tk.Name).admit(now, 0, 0)
+		r.tokenLoad.get(tk.Name).Admit(now, 0, 0)
 		r.socketCount(tk.Name).Add(1)
 		r.wsSessions.Put(config.DefaultWebSockets, responsesws.SessionKey(tk.Name, "s"), tk.Name, "resp_"+tk.Name, nil, now)
 		if err := r.ledger.ReserveToken(&config.Token{Name: tk.Name, CostLimit: 1}); err != nil {
