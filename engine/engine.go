@@ -102,7 +102,7 @@ type Engine struct {
 
 	ws wsState // the Responses WebSocket transport (websocket.go)
 	// views: what the engine derived from the snapshot in force
-	// (snapview.go).
+	// (registry.go).
 	views atomic.Pointer[snapView]
 
 	inflight     atomic.Int64

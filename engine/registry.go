@@ -1,10 +1,12 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"math"
+	"net/url"
 	"sort"
 	"strings"
 	"sync"
@@ -19,7 +21,143 @@ import (
 	"github.com/ccload/ccload/engine/responsesws"
 	"github.com/ccload/ccload/engine/spend"
 	"github.com/ccload/ccload/internal/clock"
+	"github.com/ccload/ccload/pricing"
 )
+
+// snapView is everything the engine derives from one config snapshot: the
+// credentials that authenticated (auth.go), the redactor that knows the
+// snapshot's secrets and its price table (both below), and what protocol
+// detection learned under it (detect.go). It is built in one
+// place when the snapshot is swapped in (Engine.Sweep), and one pointer
+// comparison tells a request whether the view it finds is of its snapshot;
+// a reload therefore starts all four afresh together.
+type snapView struct {
+	snap   *config.Snapshot
+	tokens tokenCache
+	red    *failure.Redactor
+	detect *detector
+	// over is the file's pricing: entries; the table is rebuilt from them
+	// only when the price catalog's copy changes (Engine.Prices).
+	over   map[string]pricing.Price
+	prices atomic.Pointer[priceBuild]
+}
+
+func (e *Engine) newSnapView(snap *config.Snapshot) *snapView {
+	v := &snapView{
+		snap:   snap,
+		red:    failure.NewRedactor(snapshotSecrets(snap)),
+		detect: newDetector(),
+		over:   make(map[string]pricing.Price, len(snap.Pricing)),
+	}
+	for name, p := range snap.Pricing {
+		v.over[name] = pricing.Price{Input: p.Input, Output: p.Output, CacheRead: p.CacheRead, CacheWrite: p.CacheWrite}
+	}
+	v.priceTable(e.catalogPrices())
+	return v
+}
+
+// view is the view of snap. Sweep builds it on a swap; when nothing
+// announced the swap, the first request on the new snapshot builds it. A
+// request still running on a replaced snapshot gets a private view: what
+// it learns is about a config no longer in force.
+func (e *Engine) view(snap *config.Snapshot) *snapView {
+	for {
+		v := e.views.Load()
+		if v != nil && v.snap == snap {
+			return v
+		}
+		if e.cfg != nil && e.cfg.Current() != snap {
+			return e.newSnapView(snap)
+		}
+		e.views.CompareAndSwap(v, e.newSnapView(snap))
+	}
+}
+
+// redactor returns the failure.Redactor that knows every secret of snap:
+// channel keys and the credentials inside channel and proxy URLs. It is
+// built with the snapshot's view. Every upstream-derived string goes
+// through it at one of these points before it leaves the engine: reject
+// and relayError (the client), record.fail and attemptLog.end (the log
+// row, events), strikeScope (cooldown reasons), relay (error events of a
+// committed stream) and probes (ccload check, /admin).
+func (e *Engine) redactor(snap *config.Snapshot) *failure.Redactor {
+	return e.view(snap).red
+}
+
+// snapshotSecrets lists every channel key and URL credential of snap.
+func snapshotSecrets(snap *config.Snapshot) []string {
+	var out []string
+	addURL := func(raw string) {
+		u, err := url.Parse(raw)
+		if err != nil {
+			return
+		}
+		if u.User != nil {
+			out = append(out, u.User.Username())
+			if pw, ok := u.User.Password(); ok {
+				out = append(out, pw)
+			}
+		}
+		for _, vs := range u.Query() {
+			out = append(out, vs...)
+		}
+	}
+	for _, ch := range snap.Channels {
+		for _, k := range ch.Keys {
+			out = append(out, k.Reveal())
+		}
+		for _, u := range ch.URLs {
+			addURL(u.URL)
+		}
+		addURL(ch.Proxy)
+	}
+	return out
+}
+
+// errorKey is how an error object starts in JSON; content text that merely
+// mentions "error" is escaped (\"error\") and does not match.
+var errorKey = []byte(`"error"`)
+
+// redactEvent scrubs a relayed stream chunk that carries an error object;
+// others pass untouched (one byte scan).
+func redactEvent(red *failure.Redactor, b []byte) []byte {
+	if !bytes.Contains(b, errorKey) {
+		return b
+	}
+	return red.Body(b)
+}
+
+// Prices returns the price table requests on snap are priced with: the
+// embedded table, the price catalog's current copy on top, and the file's
+// `pricing:` entries on top of both. It is built with the snapshot's view
+// and again when the catalog's copy changes.
+func (e *Engine) Prices(snap *config.Snapshot) *pricing.Table {
+	return e.view(snap).priceTable(e.catalogPrices())
+}
+
+// catalogPrices is the price catalog's current copy, or nil.
+func (e *Engine) catalogPrices() *pricing.Table {
+	if e.catalog == nil {
+		return nil
+	}
+	return e.catalog.Prices()
+}
+
+// priceTable is the view's table over the catalog copy cat.
+func (v *snapView) priceTable(cat *pricing.Table) *pricing.Table {
+	if b := v.prices.Load(); b != nil && b.cat == cat {
+		return b.table // every request asks: no lock on the common path
+	}
+	b := &priceBuild{cat: cat, table: pricing.Default().WithCatalog(cat).With(v.over)}
+	v.prices.Store(b) // two builders racing both build the same table; either may stay
+	return b.table
+}
+
+// priceBuild is the price table built over one catalog copy.
+type priceBuild struct {
+	cat   *pricing.Table
+	table *pricing.Table
+}
 
 // registry is all of the engine's runtime state that outlives a config
 // snapshot, in one place. Everything in it is keyed by identity, never by

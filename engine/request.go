@@ -39,7 +39,7 @@ type request struct {
 	// unbooked: the answer carries no usage ccload reads (speech audio, a
 	// streamed image or transcription relayed unparsed), so its cost is
 	// unknown: refused under a cost limit, flagged unpriced otherwise
-	// (cost.go).
+	// (pricedRoutes).
 	unbooked bool
 	// retryAfter is the soonest wait the failed attempts' upstreams asked
 	// for (0: none), passed on when every attempt failed.
