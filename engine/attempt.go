@@ -103,7 +103,7 @@ func (e *Engine) giveUp(ctx *fasthttp.RequestCtx, r *request, last *attemptResul
 func (e *Engine) tryRoute(ctx *fasthttp.RequestCtx, r *request, c candidate, p *routePlan) (last *attemptResult, done bool) {
 	ch := c.route.Channel
 	slot := e.reg.channelLoad.get(ch.Name)
-	if reason := slot.admit(e.clock.Now(), ch.RPMLimit, ch.MaxConcurrency); reason != "" {
+	if reason := slot.Admit(e.clock.Now(), ch.RPMLimit, ch.MaxConcurrency); reason != "" {
 		p.note(ch.Name + " is at its " + reason)
 		return nil, false
 	}
@@ -112,7 +112,7 @@ func (e *Engine) tryRoute(ctx *fasthttp.RequestCtx, r *request, c candidate, p *
 	r.chSlot = slot
 	defer func() {
 		if !done {
-			slot.release()
+			slot.Release()
 			r.chSlot = nil
 		}
 	}()
@@ -185,7 +185,7 @@ func (e *Engine) attemptOrder(r *request, c candidate) (keys, urls []int) {
 // failed counts a failed attempt against the channel's health and cools
 // what it names.
 func (e *Engine) failed(r *request, rt config.Route, ki, ui int, o failure.Outcome) {
-	e.reg.health.get(rt.Channel.Name).add(e.clock.Now(), true)
+	e.reg.health.get(rt.Channel.Name).Add(e.clock.Now(), true)
 	if o.RetryAfter > 0 && (r.retryAfter == 0 || o.RetryAfter < r.retryAfter) {
 		r.retryAfter = o.RetryAfter
 	}
@@ -197,7 +197,7 @@ func (e *Engine) failed(r *request, rt config.Route, ki, ui int, o failure.Outco
 func (e *Engine) succeeded(r *request, c *attempt, now time.Time) {
 	ch := c.route.Channel
 	ttfb := now.Sub(c.started)
-	e.reg.health.get(ch.Name).add(now, false)
+	e.reg.health.get(ch.Name).Add(now, false)
 	e.reg.observeURL(ch.Name, ch.URLs[c.urlIndex].URL, float64(ttfb.Milliseconds()))
 	e.reg.cooldowns.Success(e.keyScope(ch, c.keyIndex))
 	e.reg.cooldowns.Success(e.urlScope(ch, c.urlIndex))

@@ -20,6 +20,7 @@ import (
 	"github.com/ccload/ccload/engine/account"
 	"github.com/ccload/ccload/engine/cooldown"
 	"github.com/ccload/ccload/engine/responsesws"
+	"github.com/ccload/ccload/engine/spend"
 	"github.com/ccload/ccload/engine/upstream"
 	"github.com/ccload/ccload/internal/clock"
 	"github.com/ccload/ccload/pricing"
@@ -51,11 +52,11 @@ type Options struct {
 	Logger    *slog.Logger       // nil = slog.Default()
 	// Costs gives the spend recorded so far, for cost limits; nil = start
 	// from zero (tests, no database).
-	Costs CostStore
+	Costs spend.CostStore
 	// Spend receives every request's cost in batches (RunSpend); nil =
 	// none. With SharedSpend (storage.shared) cost limits count from its
 	// totals, which every instance adds to, instead of from Costs.
-	Spend       SpendStore
+	Spend       spend.SharedStore
 	SharedSpend bool
 	// Transport sends upstream requests; nil = a tuned http.Transport per
 	// proxy setting. Tests may inject one.
@@ -101,7 +102,7 @@ type Engine struct {
 
 	ws wsState // the Responses WebSocket transport (websocket.go)
 	// views: what the engine derived from the snapshot in force
-	// (snapview.go).
+	// (registry.go).
 	views atomic.Pointer[snapView]
 
 	inflight     atomic.Int64

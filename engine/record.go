@@ -5,9 +5,11 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ccload/ccload/config"
 	"github.com/ccload/ccload/engine/cooldown"
 	"github.com/ccload/ccload/engine/failure"
 	"github.com/ccload/ccload/internal/clock"
+	"github.com/ccload/ccload/pricing"
 	"github.com/ccload/ccload/protocol"
 	"github.com/ccload/ccload/protocol/convert"
 	"github.com/ccload/ccload/store"
@@ -231,11 +233,11 @@ func (e *Engine) finish(r *request) {
 		r.conn.Unwatch(r)
 	}
 	if r.chSlot != nil {
-		r.chSlot.release()
+		r.chSlot.Release()
 		r.chSlot = nil
 	}
 	if r.tokSlot != nil {
-		r.tokSlot.release()
+		r.tokSlot.Release()
 		r.tokSlot = nil
 	}
 	e.active.mu.Lock()
@@ -288,7 +290,7 @@ func (e *Engine) finish(r *request) {
 		endEv.Cost = row.Cost
 		e.bus.publish(endEv)
 	}
-	e.reg.ledger.settle(rec.token, r.costReserved, row.Channel, clock.UTCDay(row.Time), row.Cost)
+	e.reg.ledger.Settle(rec.token, r.costReserved, row.Channel, clock.UTCDay(row.Time), row.Cost)
 	if len(rec.attempts) > 0 {
 		row.AttemptsJSON = string(appendAttemptsJSON(make([]byte, 0, 256*len(rec.attempts)), rec.attempts))
 	}
@@ -300,6 +302,38 @@ func (e *Engine) finish(r *request) {
 		return
 	}
 	e.logs.Add(row)
+}
+
+// cost prices one request's usage on the model that was sent upstream, or,
+// when that name has no price (a relay's renamed variant), on the model
+// the client asked for; with the channel's cost_multiplier. An unknown
+// model costs 0 with unpriced true, so its row is flagged rather than
+// silently free, and it is reported once per model in the log.
+func (e *Engine) cost(snap *config.Snapshot, channel, upstreamModel, clientModel string, u convert.Usage) (usd float64, unpriced bool) {
+	if u.Input == 0 && u.Output == 0 {
+		return 0, false
+	}
+	mult := 1.0
+	if ch := snap.Channel(channel); ch != nil {
+		mult = ch.CostMultiplier
+	}
+	pu := pricing.Usage{
+		Input: u.Input, Output: u.Output, CacheRead: u.CacheRead, Reasoning: u.Reasoning,
+		CacheWrite: u.CacheWrite - u.CacheWrite1h, CacheWrite1h: u.CacheWrite1h, // 5-minute and 1-hour writes apart
+		ServiceTier: u.ServiceTier,
+	}
+	table := e.Prices(snap)
+	c := table.Cost(upstreamModel, pu, mult)
+	if !c.Known && clientModel != "" && clientModel != upstreamModel {
+		c = table.Cost(clientModel, pu, mult)
+	}
+	if !c.Known {
+		if _, seen := e.reg.unpriced.loadOrStore(upstreamModel, true); !seen {
+			e.log.Warn("no price for model; its requests are logged as unpriced with cost 0 (add it under pricing: in the config)", "model", upstreamModel)
+		}
+		return 0, true
+	}
+	return c.USD, false
 }
 
 // appendAttemptsJSON encodes the attempts column: the same JSON

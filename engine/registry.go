@@ -1,9 +1,12 @@
 package engine
 
 import (
+	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"math"
+	"net/url"
 	"sort"
 	"strings"
 	"sync"
@@ -14,9 +17,147 @@ import (
 	"github.com/ccload/ccload/engine/affinity"
 	"github.com/ccload/ccload/engine/cooldown"
 	"github.com/ccload/ccload/engine/failure"
+	"github.com/ccload/ccload/engine/health"
 	"github.com/ccload/ccload/engine/responsesws"
+	"github.com/ccload/ccload/engine/spend"
 	"github.com/ccload/ccload/internal/clock"
+	"github.com/ccload/ccload/pricing"
 )
+
+// snapView is everything the engine derives from one config snapshot: the
+// credentials that authenticated (auth.go), the redactor that knows the
+// snapshot's secrets and its price table (both below), and what protocol
+// detection learned under it (detect.go). It is built in one
+// place when the snapshot is swapped in (Engine.Sweep), and one pointer
+// comparison tells a request whether the view it finds is of its snapshot;
+// a reload therefore starts all four afresh together.
+type snapView struct {
+	snap   *config.Snapshot
+	tokens tokenCache
+	red    *failure.Redactor
+	detect *detector
+	// over is the file's pricing: entries; the table is rebuilt from them
+	// only when the price catalog's copy changes (Engine.Prices).
+	over   map[string]pricing.Price
+	prices atomic.Pointer[priceBuild]
+}
+
+func (e *Engine) newSnapView(snap *config.Snapshot) *snapView {
+	v := &snapView{
+		snap:   snap,
+		red:    failure.NewRedactor(snapshotSecrets(snap)),
+		detect: newDetector(),
+		over:   make(map[string]pricing.Price, len(snap.Pricing)),
+	}
+	for name, p := range snap.Pricing {
+		v.over[name] = pricing.Price{Input: p.Input, Output: p.Output, CacheRead: p.CacheRead, CacheWrite: p.CacheWrite}
+	}
+	v.priceTable(e.catalogPrices())
+	return v
+}
+
+// view is the view of snap. Sweep builds it on a swap; when nothing
+// announced the swap, the first request on the new snapshot builds it. A
+// request still running on a replaced snapshot gets a private view: what
+// it learns is about a config no longer in force.
+func (e *Engine) view(snap *config.Snapshot) *snapView {
+	for {
+		v := e.views.Load()
+		if v != nil && v.snap == snap {
+			return v
+		}
+		if e.cfg != nil && e.cfg.Current() != snap {
+			return e.newSnapView(snap)
+		}
+		e.views.CompareAndSwap(v, e.newSnapView(snap))
+	}
+}
+
+// redactor returns the failure.Redactor that knows every secret of snap:
+// channel keys and the credentials inside channel and proxy URLs. It is
+// built with the snapshot's view. Every upstream-derived string goes
+// through it at one of these points before it leaves the engine: reject
+// and relayError (the client), record.fail and attemptLog.end (the log
+// row, events), strikeScope (cooldown reasons), relay (error events of a
+// committed stream) and probes (ccload check, /admin).
+func (e *Engine) redactor(snap *config.Snapshot) *failure.Redactor {
+	return e.view(snap).red
+}
+
+// snapshotSecrets lists every channel key and URL credential of snap.
+func snapshotSecrets(snap *config.Snapshot) []string {
+	var out []string
+	addURL := func(raw string) {
+		u, err := url.Parse(raw)
+		if err != nil {
+			return
+		}
+		if u.User != nil {
+			out = append(out, u.User.Username())
+			if pw, ok := u.User.Password(); ok {
+				out = append(out, pw)
+			}
+		}
+		for _, vs := range u.Query() {
+			out = append(out, vs...)
+		}
+	}
+	for _, ch := range snap.Channels {
+		for _, k := range ch.Keys {
+			out = append(out, k.Reveal())
+		}
+		for _, u := range ch.URLs {
+			addURL(u.URL)
+		}
+		addURL(ch.Proxy)
+	}
+	return out
+}
+
+// errorKey is how an error object starts in JSON; content text that merely
+// mentions "error" is escaped (\"error\") and does not match.
+var errorKey = []byte(`"error"`)
+
+// redactEvent scrubs a relayed stream chunk that carries an error object;
+// others pass untouched (one byte scan).
+func redactEvent(red *failure.Redactor, b []byte) []byte {
+	if !bytes.Contains(b, errorKey) {
+		return b
+	}
+	return red.Body(b)
+}
+
+// Prices returns the price table requests on snap are priced with: the
+// embedded table, the price catalog's current copy on top, and the file's
+// `pricing:` entries on top of both. It is built with the snapshot's view
+// and again when the catalog's copy changes.
+func (e *Engine) Prices(snap *config.Snapshot) *pricing.Table {
+	return e.view(snap).priceTable(e.catalogPrices())
+}
+
+// catalogPrices is the price catalog's current copy, or nil.
+func (e *Engine) catalogPrices() *pricing.Table {
+	if e.catalog == nil {
+		return nil
+	}
+	return e.catalog.Prices()
+}
+
+// priceTable is the view's table over the catalog copy cat.
+func (v *snapView) priceTable(cat *pricing.Table) *pricing.Table {
+	if b := v.prices.Load(); b != nil && b.cat == cat {
+		return b.table // every request asks: no lock on the common path
+	}
+	b := &priceBuild{cat: cat, table: pricing.Default().WithCatalog(cat).With(v.over)}
+	v.prices.Store(b) // two builders racing both build the same table; either may stay
+	return b.table
+}
+
+// priceBuild is the price table built over one catalog copy.
+type priceBuild struct {
+	cat   *pricing.Table
+	table *pricing.Table
+}
 
 // registry is all of the engine's runtime state that outlives a config
 // snapshot, in one place. Everything in it is keyed by identity, never by
@@ -30,8 +171,8 @@ import (
 //
 // What it holds, by key:
 //
-//	channel name       channelLoad (in flight, RPM), health (outcomes for
-//	                   the health score), paused (runtime pauses),
+//	channel name       channelLoad (in flight, RPM), health (failure rate
+//	                   for the health score), paused (runtime pauses),
 //	                   lastChecks (scheduled checks), keyCursors (key
 //	                   round-robin of requests and of scheduled checks)
 //	channel set        wrr (smooth weighted round-robin weights per
@@ -46,7 +187,7 @@ import (
 //	URL                wsRefused (native upstream WebSocket refused
 //	                   until a time)
 //	upstream model     unpriced (models already warned about)
-//	token / channel    ledger (spend against cost limits)
+//	token / channel    ledger (spend against cost limits, engine/spend)
 //	session            pins (session affinity; swept by channel)
 //	scope key          cooldowns (its own package: persisted, shared with
 //	                   the admin API)
@@ -74,19 +215,19 @@ type registry struct {
 
 	unpriced stateMap[string, bool] // upstream model -> true once warned
 
-	ledger    *ledger
+	ledger    *spend.Ledger
 	pins      *affinity.Table
 	cooldowns *cooldown.Registry
 }
 
 func newRegistry(opts Options, clk clock.Clock) *registry {
 	r := &registry{
-		ledger:    newLedger(opts.Costs, clk, opts.Logger),
+		ledger: spend.New(spend.Options{
+			Costs: opts.Costs, Shared: opts.Spend, Share: opts.SharedSpend, Clock: clk, Log: opts.Logger,
+		}),
 		pins:      affinity.NewTable(config.DefaultRouting.Affinity.MaxSessions, config.DefaultRouting.Affinity.TTL.D()),
 		cooldowns: opts.Cooldowns,
 	}
-	r.ledger.spendSt = opts.Spend
-	r.ledger.shareSpend = opts.SharedSpend && opts.Spend != nil
 	if r.cooldowns == nil {
 		r.cooldowns = cooldown.New(clk, nil)
 	}
@@ -220,6 +361,26 @@ func (r *registry) socketCount(token string) *atomic.Int64 {
 	return r.sockets.get(token, func() *atomic.Int64 { return new(atomic.Int64) })
 }
 
+// healths holds the failure rate of every channel by name, for the
+// health score (effectivePriority).
+type healths struct {
+	m stateMap[string, *health.Outcomes]
+}
+
+func (h *healths) get(name string) *health.Outcomes {
+	return h.m.get(name, func() *health.Outcomes { return &health.Outcomes{} })
+}
+
+// loads holds the load of every channel and token by name, so counts
+// survive config reloads like the rest of the runtime state.
+type loads struct {
+	m stateMap[string, *health.Load]
+}
+
+func (ls *loads) get(name string) *health.Load {
+	return ls.m.get(name, func() *health.Load { return &health.Load{} })
+}
+
 // sweep drops every entry that belongs to an entity snap no longer has,
 // and applies routing.affinity's bounds to the pins. Engine.Sweep calls it
 // after every swap.
@@ -264,7 +425,7 @@ func (r *registry) sweep(snap *config.Snapshot) {
 
 	r.wrr.sweep(func(s channelSet) bool { return s.all(hasChannel) })
 
-	r.ledger.sweep(tokens, channels)
+	r.ledger.Sweep(tokens, channels)
 
 	a := snap.Routing.Affinity
 	r.pins.Resize(a.MaxSessions, a.TTL.D())
@@ -426,7 +587,7 @@ func (e *Engine) ChannelStates() []ChannelState {
 		l := e.reg.channelLoad.get(ch.Name)
 		st := ChannelState{
 			Name: ch.Name, Enabled: ch.Enabled, Paused: e.Paused(ch.Name),
-			InFlight: l.inflight.Load(), RPM: l.rpm(now), Cooldowns: byChannel[ch.Name],
+			InFlight: l.InFlight(), RPM: l.RPM(now), Cooldowns: byChannel[ch.Name],
 			Unpriced: UnpricedModels(prices, ch),
 		}
 		for _, u := range ch.URLs {
@@ -448,7 +609,7 @@ func (e *Engine) ChannelStates() []ChannelState {
 // TokenLoad is a token's in-flight count and requests in the last minute.
 func (e *Engine) TokenLoad(name string) (inFlight int64, rpm int) {
 	l := e.reg.tokenLoad.get(name)
-	return l.inflight.Load(), l.rpm(e.clock.Now())
+	return l.InFlight(), l.RPM(e.clock.Now())
 }
 
 // SetPaused pauses or resumes a channel at runtime. The YAML stays the
@@ -477,3 +638,9 @@ func (e *Engine) Sweep(snap *config.Snapshot) {
 	e.upstream.Keep(snapshotProxies(snap))
 	e.view(snap) // built now rather than by the first request on snap
 }
+
+// RunSpend writes this instance's spend to the shared spend store and,
+// with storage.shared, reads the cluster's totals back, every spend.Every
+// until ctx ends (spend.Ledger.Run); without a spend store it returns at
+// once.
+func (e *Engine) RunSpend(ctx context.Context) { e.reg.ledger.Run(ctx) }

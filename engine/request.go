@@ -8,6 +8,7 @@ import (
 
 	"github.com/ccload/ccload/config"
 	"github.com/ccload/ccload/engine/affinity"
+	"github.com/ccload/ccload/engine/health"
 	"github.com/ccload/ccload/engine/listen"
 )
 
@@ -38,7 +39,7 @@ type request struct {
 	// unbooked: the answer carries no usage ccload reads (speech audio, a
 	// streamed image or transcription relayed unparsed), so its cost is
 	// unknown: refused under a cost limit, flagged unpriced otherwise
-	// (cost.go).
+	// (pricedRoutes).
 	unbooked bool
 	// retryAfter is the soonest wait the failed attempts' upstreams asked
 	// for (0: none), passed on when every attempt failed.
@@ -53,8 +54,8 @@ type request struct {
 	rec        record
 	// chatUsage: an OpenAI Chat client sent stream_options.include_usage.
 	chatUsage bool
-	chSlot    *load // the winning channel's concurrency slot, released by finish
-	tokSlot   *load // the token's slot, released by finish
+	chSlot    *health.Load // the winning channel's concurrency slot, released by finish
+	tokSlot   *health.Load // the token's slot, released by finish
 	// costReserved: the ledger counts this request in flight for the
 	// token's cost_limit until finish settles it.
 	costReserved bool

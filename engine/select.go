@@ -3,16 +3,132 @@ package engine
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/valyala/fasthttp"
+
 	"github.com/ccload/ccload/config"
+	"github.com/ccload/ccload/engine/affinity"
 	"github.com/ccload/ccload/engine/cooldown"
 	"github.com/ccload/ccload/engine/failure"
 	"github.com/ccload/ccload/internal/clock"
+	"github.com/ccload/ccload/pricing"
 )
+
+// Unpriced models and cost limits. A request for a model with no
+// price is logged with cost 0, so a cost limit cannot hold it back: a token
+// with cost_limit, or a channel with daily_cost_limit, could spend without
+// bound. Unless routing.unpriced is "allow", such routes are dropped before
+// the attempt loop, and a request left with none is refused with a 403 that
+// says which model and which limit.
+//
+// A relayed answer whose usage ccload does not read (request.unbooked:
+// speech audio, a streamed image or transcription) has an unknown cost
+// too, whatever the model's price: it is refused and flagged the same way.
+
+// priced reports whether requests on rt get a price: the name sent upstream
+// has one, or else the name the client asked for does (as cost falls back).
+func priced(table *pricing.Table, rt config.Route) bool {
+	if _, ok := table.Lookup(rt.Upstream); ok {
+		return true
+	}
+	_, ok := table.Lookup(rt.Model)
+	return ok
+}
+
+// pricedRoutes drops the routes whose model has no price when a cost limit
+// applies to them: every route when the token has a cost_limit, else the
+// routes to channels with a daily_cost_limit. It returns routes itself when
+// nothing is dropped.
+func (e *Engine) pricedRoutes(r *request, routes []config.Route) ([]config.Route, *clientError) {
+	if r.snap.Routing.Unpriced == config.UnpricedAllow {
+		return routes, nil
+	}
+	table := e.Prices(r.snap)
+	limited := func(rt config.Route) bool { return r.token.CostLimit > 0 || rt.Channel.DailyCostLimit > 0 }
+	var out []config.Route
+	var dropped *config.Route
+	for i, rt := range routes {
+		if !limited(rt) || priced(table, rt) && !r.unbooked {
+			if dropped != nil {
+				out = append(out, rt)
+			}
+			continue
+		}
+		if dropped == nil {
+			dropped = &routes[i]
+			out = append(make([]config.Route, 0, len(routes)), routes[:i]...)
+		}
+	}
+	if dropped == nil {
+		return routes, nil
+	}
+	if len(out) > 0 {
+		return out, nil
+	}
+	const fix = "add a price for it under pricing: in the config, or set routing.unpriced: allow"
+	if r.unbooked {
+		what := fmt.Sprintf("token %q's cost_limit of $%.2f", r.token.Name, r.token.CostLimit)
+		if r.token.CostLimit <= 0 {
+			what = fmt.Sprintf("channel %q's daily_cost_limit of $%.2f", dropped.Channel.Name, dropped.Channel.DailyCostLimit)
+		}
+		return nil, &clientError{Status: 403, Msg: fmt.Sprintf(
+			"%s answers (audio, or a stream relayed as it is) carry no usage ccload reads, so %s cannot be enforced; ask without \"stream\" where the endpoint allows it, or set routing.unpriced: allow",
+			r.passPath(), what)}
+	}
+	if r.token.CostLimit > 0 {
+		return nil, &clientError{Status: 403, Msg: fmt.Sprintf(
+			"model %q has no price, so token %q's cost_limit of $%.2f cannot be enforced; %s",
+			r.model, r.token.Name, r.token.CostLimit, fix)}
+	}
+	return nil, &clientError{Status: 403, Msg: fmt.Sprintf(
+		"model %q has no price, so channel %q's daily_cost_limit of $%.2f cannot be enforced; %s",
+		r.model, dropped.Channel.Name, dropped.Channel.DailyCostLimit, fix)}
+}
+
+// UnpricedModels lists, in file order, the enabled models of ch that table
+// cannot price (neither the upstream name nor the client-visible name has
+// a price). Requests for them are logged as unpriced, or refused where a
+// cost limit applies.
+func UnpricedModels(table *pricing.Table, ch *config.Channel) []string {
+	var out []string
+	for _, m := range ch.Models {
+		if m.Disabled {
+			continue
+		}
+		if !priced(table, config.Route{Channel: ch, Model: m.Name, Upstream: m.Upstream}) {
+			out = append(out, m.Name)
+		}
+	}
+	return out
+}
+
+// effectivePriority applies routing.health_score (docs/routing.md, "Health score"):
+//
+//	priority − failure_rate × penalty × min(1, samples / min_samples)
+//
+// so a channel failing half of 40 requests with penalty 100 and
+// min_samples 20 drops by 50, while one with 2 failures out of 4 samples
+// drops by only 10: few samples are weak evidence.
+func (e *Engine) effectivePriority(ch *config.Channel, hs config.HealthScore, now time.Time) float64 {
+	p := float64(ch.Priority)
+	if !hs.Enabled || hs.Penalty == 0 {
+		return p
+	}
+	rate, n := e.reg.health.get(ch.Name).Rate(now, hs.Window.D())
+	if n == 0 {
+		return p
+	}
+	confidence := 1.0
+	if hs.MinSamples > 0 {
+		confidence = math.Min(1, float64(n)/float64(hs.MinSamples))
+	}
+	return p - rate*hs.Penalty*confidence
+}
 
 // orderRoutes returns the routes for one request in the order they should
 // be tried: highest effective priority first (prio, the configured
@@ -248,7 +364,7 @@ func (e *Engine) plan(r *request, ordered []config.Route, now time.Time) routePl
 		case !ch.ActiveHours.Contains(now):
 			p.note(ch.Name + " is outside its active_hours")
 			continue
-		case e.reg.ledger.channelOver(ch, clock.UTCDay(now)):
+		case e.reg.ledger.ChannelOver(ch, clock.UTCDay(now)):
 			p.note(ch.Name + " reached its daily_cost_limit")
 			continue
 		}
@@ -373,3 +489,142 @@ func (e *Engine) claimTrials(rt config.Route, ki, ui int) {
 		}
 	}
 }
+
+// Session affinity (engine/affinity): a session's request goes
+// to the channel, key and URL that served its last success while that
+// route is open (not cooling, not paused, under its limits when its turn
+// comes) and of the best effective priority on offer. Otherwise the request
+// is routed as usual and the session re-pins to whatever serves it, so
+// priorities still win: a session that moved to a lower-priority channel
+// during an outage moves back once a better one is healthy again.
+
+// minShareSample is how many pinned sessions a group of equal channels
+// must hold before routing.affinity.max_share is enforced; below it the
+// shares of a handful of sessions mean nothing.
+const minShareSample = 4
+
+// identifySession names the request's session when affinity is on.
+func identifySession(ctx *fasthttp.RequestCtx, r *request, in *members) {
+	if !r.snap.Routing.Affinity.Enabled {
+		return
+	}
+	r.session = affinity.Identify(r.ep.family, func(name string) string {
+		return string(ctx.Request.Header.Peek(name))
+	}, in.get)
+}
+
+// preferPinned moves the session's pinned route to the front of the plan
+// when the rule above allows it, and remembers the pin for the key and URL
+// choice (pinnedFirst). When the pinned channel holds more than max_share
+// of the sessions pinned among its equals, the session is let go to the
+// least loaded of them instead.
+func (e *Engine) preferPinned(r *request, p *routePlan, now time.Time) {
+	a := r.snap.Routing.Affinity
+	if !a.Enabled || r.session.ID == "" || len(p.usable) == 0 || p.usable[0].anyway {
+		return
+	}
+	pin, ok := e.reg.pins.GetKey(r.pinKey(), now)
+	if !ok {
+		return
+	}
+	hs := r.snap.Routing.HealthScore
+	best := e.effectivePriority(p.usable[0].route.Channel, hs, now)
+	var peers []string
+	at := -1
+	for i, c := range p.usable {
+		if c.anyway || e.effectivePriority(c.route.Channel, hs, now) != best {
+			break
+		}
+		peers = append(peers, c.route.Channel.Name)
+		if c.route.Channel.Name == pin.Channel && c.route.Channel.Affinity {
+			at = i
+		}
+	}
+	if at < 0 {
+		return
+	}
+	if len(peers) > 1 {
+		if share, total := e.reg.pins.Share(pin.Channel, peers); total >= minShareSample && share > a.MaxShare {
+			e.toFront(p.usable, e.leastPinned(p.usable[:len(peers)]))
+			return
+		}
+	}
+	r.pin = pin
+	e.toFront(p.usable, at)
+}
+
+// leastPinned is the index of the candidate whose channel holds the fewest
+// pinned sessions per unit of weight.
+func (e *Engine) leastPinned(cs []candidate) int {
+	names := make([]string, len(cs))
+	for i, c := range cs {
+		names[i] = c.route.Channel.Name
+	}
+	best, bestLoad := 0, -1.0
+	for i, c := range cs {
+		share, _ := e.reg.pins.Share(c.route.Channel.Name, names)
+		load := share / float64(max(c.route.Channel.Weight, 1))
+		if bestLoad < 0 || load < bestLoad {
+			best, bestLoad = i, load
+		}
+	}
+	return best
+}
+
+func (e *Engine) toFront(cs []candidate, i int) {
+	if i <= 0 {
+		return
+	}
+	c := cs[i]
+	copy(cs[1:i+1], cs[:i])
+	cs[0] = c
+}
+
+// pinnedFirst puts the pinned key (or URL) of the request's session first
+// among a channel's usable ones, when the pin is on this channel.
+func pinnedFirst(r *request, ch *config.Channel, idx []int, id func(int) string, want string) []int {
+	if r.pin.Channel != ch.Name || want == "" {
+		return idx
+	}
+	for j, i := range idx {
+		if id(i) == want {
+			if j > 0 {
+				idx = slices.Clone(idx)
+				copy(idx[1:j+1], idx[:j])
+				idx[0] = i
+			}
+			break
+		}
+	}
+	return idx
+}
+
+// pinKey is what a pin is kept under besides the token: the session and
+// the model, because providers cache per model, and one agent session
+// mixes models (Claude Code's small fast model for side tasks).
+func (r *request) pinKey() affinity.SessionKey {
+	if !r.keyed {
+		// Once per request: preferPinned looks the pin up, repin sets it.
+		r.sessionKey, r.keyed = affinity.Key(r.token.Name, r.session.ID, r.model), true
+	}
+	return r.sessionKey
+}
+
+// repin records the route that just served the request's session.
+func (e *Engine) repin(r *request, c *attempt, now time.Time) {
+	ch := c.route.Channel
+	if !r.snap.Routing.Affinity.Enabled || !ch.Affinity || r.session.ID == "" {
+		return
+	}
+	rt := affinity.Route{
+		Channel: ch.Name,
+		Key:     e.reg.keyID(ch.Keys[c.keyIndex]),
+		URL:     e.reg.urlID(ch.URLs[c.urlIndex].URL), // no credentials: pins may be shared
+	}
+	if k := r.pinKey(); e.reg.pins.PinKey(k, rt, now) {
+		e.sharePin(k, rt)
+	}
+}
+
+// PinnedSessions is the number of sessions the affinity table holds.
+func (e *Engine) PinnedSessions() int { return e.reg.pins.Len() }

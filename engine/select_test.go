@@ -82,14 +82,14 @@ func TestEffectivePriorityFormula(t *testing.T) {
 	}
 	// docs/routing.md example: 2 failures of 4 samples -> 10 - 0.5*100*(4/20) = 0.
 	for i := range 4 {
-		e.reg.health.get("c").add(now, i%2 == 0)
+		e.reg.health.get("c").Add(now, i%2 == 0)
 	}
 	if p := e.effectivePriority(ch, hs, now); p != 0 {
 		t.Fatalf("2 of 4 failed: %v, want 0", p)
 	}
 	// 20 of 40 failed: full confidence -> 10 - 50 = -40.
 	for i := range 36 {
-		e.reg.health.get("c").add(now, i%2 == 0)
+		e.reg.health.get("c").Add(now, i%2 == 0)
 	}
 	if p := e.effectivePriority(ch, hs, now); p != -40 {
 		t.Fatalf("20 of 40 failed: %v, want -40", p)

@@ -76,7 +76,7 @@ func (e *Engine) handle(ctx *fasthttp.RequestCtx, r *request) {
 		e.reject(ctx, r, err)
 		return
 	}
-	if err := e.reg.ledger.reserveToken(r.token); err != nil {
+	if err := e.reg.ledger.ReserveToken(r.token); err != nil {
 		e.reject(ctx, r, &clientError{Status: 429, Msg: err.Error()})
 		return
 	}
@@ -186,7 +186,7 @@ func (r *request) admit(ctx *fasthttp.RequestCtx) *clientError {
 func (e *Engine) admitToken(r *request) *clientError {
 	t := r.token
 	l := e.reg.tokenLoad.get(t.Name)
-	switch l.admit(r.start, t.RPMLimit, t.MaxConcurrency) {
+	switch l.Admit(r.start, t.RPMLimit, t.MaxConcurrency) {
 	case "":
 		r.tokSlot = l
 		return nil

@@ -60,8 +60,8 @@ func TestSweepDropsRuntimeStateOfRemovedEntities(t *testing.T) {
 	now := time.Now()
 	pol := cooldownPolicy(before.Routing.Cooldown)
 	for _, ch := range before.Channels {
-		r.channelLoad.get(ch.Name).admit(now, 0, 0)
-		r.health.get(ch.Name).add(now, true)
+		r.channelLoad.get(ch.Name).Admit(now, 0, 0)
+		r.health.get(ch.Name).Add(now, true)
 		e.SetPaused(ch.Name, true)
 		r.lastChecks.store(ch.Name, ProbeResult{})
 		r.keyCursor(ch.Name, false)
@@ -80,15 +80,15 @@ func TestSweepDropsRuntimeStateOfRemovedEntities(t *testing.T) {
 		}
 		r.cooldowns.Strike(channelScope(ch), failure.Outcome{Kind: failure.KindServer, Scope: failure.ScopeChannel}, pol)
 		r.pins.Pin("t-keep", "session-"+ch.Name, affinity.Route{Channel: ch.Name, Key: "k", URL: ch.URLs[0].URL}, now)
-		r.ledger.channelOver(&config.Channel{Name: ch.Name, DailyCostLimit: 1}, now.UTC().Format(time.DateOnly))
+		r.ledger.ChannelOver(&config.Channel{Name: ch.Name, DailyCostLimit: 1}, now.UTC().Format(time.DateOnly))
 	}
 	e.orderGroup(before.Routes("m"))
 	r.smoothWRR("keep", []string{"keep"}, []int{1})
 	for _, tk := range before.Tokens {
-		r.tokenLoad.get(tk.Name).admit(now, 0, 0)
+		r.tokenLoad.get(tk.Name).Admit(now, 0, 0)
 		r.socketCount(tk.Name).Add(1)
 		r.wsSessions.Put(config.DefaultWebSockets, responsesws.SessionKey(tk.Name, "s"), tk.Name, "resp_"+tk.Name, nil, now)
-		if err := r.ledger.reserveToken(&config.Token{Name: tk.Name, CostLimit: 1}); err != nil {
+		if err := r.ledger.ReserveToken(&config.Token{Name: tk.Name, CostLimit: 1}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -111,12 +111,11 @@ func TestSweepDropsRuntimeStateOfRemovedEntities(t *testing.T) {
 		"wsRefused":   func() []string { return mapKeys(&r.wsRefused) },
 		"unpriced":    func() []string { return mapKeys(&r.unpriced) },
 		"ledger": func() (keys []string) {
-			r.ledger.mu.Lock()
-			defer r.ledger.mu.Unlock()
-			for k := range r.ledger.tokens {
+			tokens, channels := r.ledger.Known()
+			for _, k := range tokens {
 				keys = append(keys, "token "+k)
 			}
-			for k := range r.ledger.channels {
+			for _, k := range channels {
 				keys = append(keys, "channel "+k)
 			}
 			return keys

@@ -27,6 +27,8 @@ var importRules = []struct {
 	{"internal/rawsock", []string{"*"}, "socket calls are a leaf"},
 	{"engine/upstream", []string{"engine", "config", "protocol", "store", "pricing"}, "the upstream client moves bytes; it knows no route, config or wire format"},
 	{"engine/listen", []string{"engine", "config", "protocol", "store", "pricing"}, "the client listener watches sockets; it knows no request, config or wire format"},
+	{"engine/spend", []string{"engine"}, "the cost ledger is state the engine keeps; it knows no request"},
+	{"engine/health", []string{"*"}, "a channel's outcome and load counters are a leaf"},
 	{"schema", []string{"*"}, "the config file's JSON schema is data"},
 	{"pricing", []string{"engine", "admin", "cmd", "tui"}, "prices are data the request path reads, never the reverse"},
 	{"admin/adminapi", []string{"*"}, "clients of the admin API must not link the gateway"},

@@ -1,4 +1,11 @@
-package engine
+// Package spend keeps the spend that cost limits are checked against:
+// lifetime cost per token (cost_limit) and today's cost per channel
+// (daily_cost_limit). The request path asks a Ledger through
+// ReserveToken, ChannelOver and Settle, which work in memory once an
+// entity is loaded; Run, a loop off the request path, writes every
+// request's cost to the shared spend store and, with storage.shared,
+// reads the cluster's totals back.
+package spend
 
 import (
 	"context"
@@ -12,9 +19,41 @@ import (
 	"github.com/ccload/ccload/store"
 )
 
-// ledger keeps the spend that cost limits are checked against: lifetime
-// cost per token and today's cost per channel. Each entity starts from the
-// database's aggregates (usage_daily, which the log writer keeps and a
+// CostStore is what the ledger reads an entity's spend from when it first
+// needs it: lifetime token cost and a channel's cost on a day, from the
+// usage_daily aggregates.
+type CostStore interface {
+	TokenCost(ctx context.Context, token string) (float64, error)
+	ChannelCostOn(ctx context.Context, channel, day string) (float64, error)
+}
+
+var _ CostStore = store.Store(nil)
+
+// SharedStore is where spend is shared: store.Shared's spend half.
+type SharedStore interface {
+	AddSpend(ctx context.Context, ds []store.Spend) error
+	SpendTotals(ctx context.Context, day string) ([]store.Spend, error)
+}
+
+// Every is how often Run writes and (shared) reads spend.
+const Every = 300 * time.Millisecond
+
+// Options are a Ledger's stores, clock and log.
+type Options struct {
+	// Costs gives each entity's spend before this process; nil = every
+	// entity starts at $0.
+	Costs CostStore
+	// Shared receives every request's cost (Run); nil = not kept.
+	Shared SharedStore
+	// Share takes the totals from Shared instead of Costs
+	// (storage.shared); it needs Shared.
+	Share bool
+	Clock clock.Clock
+	Log   *slog.Logger
+}
+
+// Ledger keeps the spend of tokens and channels. Each entity starts from
+// the database's aggregates (usage_daily, which the log writer keeps and a
 // graceful shutdown drains, so spend carries across restarts) and adds each
 // finished request; in-flight requests are reserved at the entity's recent
 // average cost, so a burst cannot overshoot a limit by more than about one
@@ -26,22 +65,22 @@ import (
 // failed load is not remembered as $0: the entity counts only this
 // process's spend (limits fail open, the proxy keeps serving) and the load
 // is tried again after loadRetry.
-type ledger struct {
+type Ledger struct {
 	st    CostStore
 	clock clock.Clock
 	log   *slog.Logger
 
-	// spendSt receives every request's cost (ledger.go); nil = not kept.
-	// With shareSpend, totals come from it instead of st.
-	spendSt    SpendStore
+	// spendSt receives every request's cost; nil = not kept. With
+	// shareSpend, totals come from it instead of st.
+	spendSt    SharedStore
 	shareSpend bool
-	spendDown  bool // the last write failed (RunSpend's goroutine only)
+	spendDown  bool // the last write failed (Run's goroutine only)
 
 	mu       sync.Mutex
-	tokens   map[string]*spend
-	channels map[string]*spend // by channel name: the totals of day, the only day kept
+	tokens   map[string]*entity
+	channels map[string]*entity // by channel name: the totals of day, the only day kept
 	day      string
-	pending  map[spendKey]float64 // spent here, not written to spendSt yet
+	pending  map[rowKey]float64 // spent here, not written to spendSt yet
 }
 
 const (
@@ -49,7 +88,8 @@ const (
 	loadRetry   = 5 * time.Second
 )
 
-type spend struct {
+// entity is the spend of one token or one channel.
+type entity struct {
 	total    float64 // base from the database (once loaded) plus spend settled here
 	avg      float64 // EWMA of one request's cost
 	inflight int
@@ -59,19 +99,21 @@ type spend struct {
 	retryAt time.Time     // no load before then, after a failure
 }
 
-func newLedger(st CostStore, clk clock.Clock, log *slog.Logger) *ledger {
-	return &ledger{st: st, clock: clk, log: log, tokens: map[string]*spend{}, channels: map[string]*spend{},
-		pending: map[spendKey]float64{}}
+// New returns an empty ledger; entities are loaded as requests need them.
+func New(o Options) *Ledger {
+	return &Ledger{st: o.Costs, clock: o.Clock, log: o.Log,
+		spendSt: o.Shared, shareSpend: o.Share && o.Shared != nil,
+		tokens: map[string]*entity{}, channels: map[string]*entity{}, pending: map[rowKey]float64{}}
 }
 
 // ensure returns the entity's spend, loading its base from the database
 // first if it is not loaded yet. It takes and releases l.mu itself and
 // returns with it released.
-func (l *ledger) ensure(m map[string]*spend, key string, load func(context.Context) (float64, error)) *spend {
+func (l *Ledger) ensure(m map[string]*entity, key string, load func(context.Context) (float64, error)) *entity {
 	l.mu.Lock()
 	s, ok := m[key]
 	if !ok {
-		s = &spend{loaded: l.st == nil && !l.shareSpend}
+		s = &entity{loaded: l.st == nil && !l.shareSpend}
 		m[key] = s
 	}
 	if s.loaded {
@@ -113,32 +155,34 @@ func (l *ledger) ensure(m map[string]*spend, key string, load func(context.Conte
 	return s
 }
 
-func (l *ledger) token(name string) *spend {
+func (l *Ledger) token(name string) *entity {
 	if l.shareSpend {
 		return l.ensure(l.tokens, name, func(ctx context.Context) (float64, error) {
-			return l.sharedBase(ctx, spendKey{store.SpendToken, name, ""})
+			return l.sharedBase(ctx, rowKey{store.SpendToken, name, ""})
 		})
 	}
 	return l.ensure(l.tokens, name, func(ctx context.Context) (float64, error) { return l.st.TokenCost(ctx, name) })
 }
 
-func (l *ledger) channel(name, day string) *spend {
+func (l *Ledger) channel(name, day string) *entity {
 	l.mu.Lock()
 	if day != l.day { // a new day: yesterday's channel totals are no longer limits
-		l.day, l.channels = day, map[string]*spend{}
+		l.day, l.channels = day, map[string]*entity{}
 	}
 	m := l.channels
 	l.mu.Unlock()
 	if l.shareSpend {
 		return l.ensure(m, name, func(ctx context.Context) (float64, error) {
-			return l.sharedBase(ctx, spendKey{store.SpendChannel, name, day})
+			return l.sharedBase(ctx, rowKey{store.SpendChannel, name, day})
 		})
 	}
 	return l.ensure(m, name, func(ctx context.Context) (float64, error) { return l.st.ChannelCostOn(ctx, name, day) })
 }
 
-// reserveToken admits a request against the token's cost_limit.
-func (l *ledger) reserveToken(t *config.Token) error {
+// ReserveToken admits a request against the token's cost_limit: it returns
+// an error that says what the token spent when the limit is reached, else
+// counts the request in flight until Settle (with reserved true).
+func (l *Ledger) ReserveToken(t *config.Token) error {
 	if t.CostLimit <= 0 {
 		return nil
 	}
@@ -152,8 +196,9 @@ func (l *ledger) reserveToken(t *config.Token) error {
 	return nil
 }
 
-// channelOver reports whether a channel reached its daily_cost_limit.
-func (l *ledger) channelOver(ch *config.Channel, day string) bool {
+// ChannelOver reports whether a channel reached its daily_cost_limit on
+// day (a UTC date, clock.UTCDay).
+func (l *Ledger) ChannelOver(ch *config.Channel, day string) bool {
 	if ch.DailyCostLimit <= 0 {
 		return false
 	}
@@ -163,9 +208,11 @@ func (l *ledger) channelOver(ch *config.Channel, day string) bool {
 	return s.total+float64(s.inflight)*s.avg >= ch.DailyCostLimit
 }
 
-// settle books a finished request's cost on the entities that have a limit
-// (those the ledger knows); it never reads the database.
-func (l *ledger) settle(token string, reserved bool, channel, day string, usd float64) {
+// Settle books a finished request's cost on the entities that have a limit
+// (those the ledger knows), releases the token's reservation (reserved),
+// and notes the cost for the shared spend store; it never reads the
+// database.
+func (l *Ledger) Settle(token string, reserved bool, channel, day string, usd float64) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.addPending(token, channel, day, usd)
@@ -182,9 +229,9 @@ func (l *ledger) settle(token string, reserved bool, channel, day string, usd fl
 	}
 }
 
-// sweep forgets the spend of tokens and channels a reload removed; a
+// Sweep forgets the spend of tokens and channels a reload removed; a
 // re-added one reloads its base from the database.
-func (l *ledger) sweep(tokens map[string]bool, channels map[string]*config.Channel) {
+func (l *Ledger) Sweep(tokens map[string]bool, channels map[string]*config.Channel) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for name := range l.tokens {
@@ -199,9 +246,23 @@ func (l *ledger) sweep(tokens map[string]bool, channels map[string]*config.Chann
 	}
 }
 
+// Known lists the tokens and the channels whose spend the ledger holds,
+// in no order: what Sweep keeps.
+func (l *Ledger) Known() (tokens, channels []string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for name := range l.tokens {
+		tokens = append(tokens, name)
+	}
+	for name := range l.channels {
+		channels = append(channels, name)
+	}
+	return tokens, channels
+}
+
 // Shared spend (storage.shared). Every finished request's cost
-// is added to pending in memory (settle) and written to shared_spend by
-// RunSpend every SpendEvery, one transaction of atomic increments per
+// is added to pending in memory (Settle) and written to shared_spend by
+// Run every Every, one transaction of atomic increments per
 // flush, off the request path. With storage.shared the ledger then reads
 // the totals back, so each instance's view of a token's or a channel's
 // spend is the cluster's: the database's total plus what this instance
@@ -213,74 +274,64 @@ func (l *ledger) sweep(tokens map[string]bool, channels map[string]*config.Chann
 // already in flight when it is reached (each instance reserves them at the
 // entity's average cost, but cannot see the others'), plus what the other
 // instances spend in the time it takes a cost to reach everyone: up to one
-// SpendEvery on the instance that spent it and one on the instance that
-// reads it, so about 2×SpendEvery (0.6 s) of traffic.
+// Every on the instance that spent it and one on the instance that
+// reads it, so about 2×Every (0.6 s) of traffic.
 
-// SpendStore is where spend is shared: store.Shared's spend half.
-type SpendStore interface {
-	AddSpend(ctx context.Context, ds []store.Spend) error
-	SpendTotals(ctx context.Context, day string) ([]store.Spend, error)
-}
-
-// SpendEvery is how often RunSpend writes and (shared) reads spend.
-const SpendEvery = 300 * time.Millisecond
-
-// spendKey is one shared_spend row.
-type spendKey struct{ kind, name, day string }
+// rowKey is one shared_spend row.
+type rowKey struct{ kind, name, day string }
 
 // addPending notes usd spent on a token and a channel, to be written. It
 // is called with l.mu held.
-func (l *ledger) addPending(token, channel, day string, usd float64) {
+func (l *Ledger) addPending(token, channel, day string, usd float64) {
 	if l.spendSt == nil || usd == 0 {
 		return
 	}
 	if token != "" {
-		l.pending[spendKey{store.SpendToken, token, ""}] += usd
+		l.pending[rowKey{store.SpendToken, token, ""}] += usd
 	}
 	if channel != "" {
-		l.pending[spendKey{store.SpendChannel, channel, day}] += usd
+		l.pending[rowKey{store.SpendChannel, channel, day}] += usd
 	}
 }
 
-// RunSpend writes the spend of this instance and, with storage.shared,
-// refreshes the totals, every SpendEvery until ctx ends; then it writes
-// once more. Without a spend store it returns at once.
-func (e *Engine) RunSpend(ctx context.Context) {
-	l := e.reg.ledger
+// Run writes the spend of this instance and, with storage.shared,
+// refreshes the totals, every Every until ctx ends; then it writes
+// once more. Without a shared spend store it returns at once.
+func (l *Ledger) Run(ctx context.Context) {
 	if l.spendSt == nil {
 		return
 	}
-	tick := time.NewTicker(SpendEvery)
+	tick := time.NewTicker(Every)
 	defer tick.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			fctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			l.flushSpend(fctx)
+			l.flush(fctx)
 			cancel()
 			return
 		case <-tick.C:
 			tctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-			if l.flushSpend(tctx) && l.shareSpend {
-				l.refreshSpend(tctx)
+			if l.flush(tctx) && l.shareSpend {
+				l.refresh(tctx)
 			}
 			cancel()
 		}
 	}
 }
 
-// flushSpend writes the pending increments in one transaction. When that
+// flush writes the pending increments in one transaction. When that
 // fails (the database is down) they go back to pending and are written
 // with the next flush: nothing is lost, and the request path never waits.
 // It reports whether the database answered.
-func (l *ledger) flushSpend(ctx context.Context) bool {
+func (l *Ledger) flush(ctx context.Context) bool {
 	l.mu.Lock()
 	batch := l.pending
 	if len(batch) == 0 {
 		l.mu.Unlock()
 		return true
 	}
-	l.pending = map[spendKey]float64{}
+	l.pending = map[rowKey]float64{}
 	l.mu.Unlock()
 
 	ds := make([]store.Spend, 0, len(batch))
@@ -308,11 +359,11 @@ func (l *ledger) flushSpend(ctx context.Context) bool {
 	return false
 }
 
-// refreshSpend replaces each known entity's total with the database's
+// refresh replaces each known entity's total with the database's
 // plus this instance's unwritten spend. It runs right after a successful
 // flush, on the same goroutine, so the database's total already holds
 // everything this instance wrote.
-func (l *ledger) refreshSpend(ctx context.Context) {
+func (l *Ledger) refresh(ctx context.Context) {
 	l.mu.Lock()
 	day := l.day
 	l.mu.Unlock()
@@ -323,26 +374,26 @@ func (l *ledger) refreshSpend(ctx context.Context) {
 	if err != nil {
 		return // keep the last known totals; the next tick retries
 	}
-	db := make(map[spendKey]float64, len(rows))
+	db := make(map[rowKey]float64, len(rows))
 	for _, r := range rows {
-		db[spendKey{r.Kind, r.Name, r.Day}] = r.USD
+		db[rowKey{r.Kind, r.Name, r.Day}] = r.USD
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for name, s := range l.tokens {
-		k := spendKey{store.SpendToken, name, ""}
+		k := rowKey{store.SpendToken, name, ""}
 		s.total, s.loaded = db[k]+l.pending[k], true
 	}
 	if day == l.day {
 		for name, s := range l.channels {
-			k := spendKey{store.SpendChannel, name, day}
+			k := rowKey{store.SpendChannel, name, day}
 			s.total, s.loaded = db[k]+l.pending[k], true
 		}
 	}
 }
 
 // sharedBase loads one entity's total from shared_spend (storage.shared).
-func (l *ledger) sharedBase(ctx context.Context, k spendKey) (float64, error) {
+func (l *Ledger) sharedBase(ctx context.Context, k rowKey) (float64, error) {
 	rows, err := l.spendSt.SpendTotals(ctx, k.day)
 	if err != nil {
 		return 0, err
