@@ -26,6 +26,7 @@ import (
 	"github.com/ccload/ccload/protocol"
 	"github.com/ccload/ccload/protocol/passthrough"
 	"github.com/ccload/ccload/store"
+	"github.com/fasthttp/websocket"
 	"github.com/valyala/fasthttp"
 )
 
@@ -222,6 +223,19 @@ func (e *Engine) route(ctx *fasthttp.RequestCtx) bool {
 	}
 	e.serveProxy(ctx, ep)
 	return true
+}
+
+// isSocket reports whether the request asks to upgrade a Responses path
+// to the WebSocket transport.
+func isSocket(ctx *fasthttp.RequestCtx) bool {
+	if !ctx.IsGet() || !websocket.FastHTTPIsWebSocketUpgrade(ctx) {
+		return false
+	}
+	switch string(ctx.Path()) {
+	case "/v1/responses", "/responses", "/backend-api/codex/responses":
+		return true
+	}
+	return false
 }
 
 // parseEndpoint maps a method and path to a proxy endpoint (design §4).
