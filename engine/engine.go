@@ -19,6 +19,7 @@ import (
 	"github.com/ccload/ccload/config"
 	"github.com/ccload/ccload/engine/account"
 	"github.com/ccload/ccload/engine/cooldown"
+	"github.com/ccload/ccload/engine/live"
 	"github.com/ccload/ccload/engine/responsesws"
 	"github.com/ccload/ccload/engine/upstream"
 	"github.com/ccload/ccload/internal/clock"
@@ -87,7 +88,7 @@ type Engine struct {
 	clock  clock.Clock
 	log    *slog.Logger
 	reg    *registry // all runtime state that outlives a snapshot (registry.go)
-	bus    *Bus
+	bus    *live.Bus
 	active *active
 
 	// observer says whether a request may see /health's details; set
@@ -133,7 +134,7 @@ func New(opts Options) *Engine {
 	// The session store reports to the transport's stats, which live
 	// with the engine's other WebSocket counters.
 	e.reg.wsSessions = responsesws.NewSessions(&e.ws.stats)
-	e.bus = NewBus()
+	e.bus = live.NewBus()
 	e.active = newActive()
 	e.upstream = upstream.New(opts.Transport, opts.UpstreamRoots)
 	e.started = e.clock.Now()

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"math/bits"
+	"net/url"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/ccload/ccload/config"
 	"github.com/ccload/ccload/engine/affinity"
 	"github.com/ccload/ccload/engine/listen"
+	"github.com/ccload/ccload/engine/live"
 )
 
 // request is one client request while it is served. It holds copies of
@@ -148,6 +150,34 @@ func (e *Engine) newRequest(ctx *fasthttp.RequestCtx, ep endpoint, snap *config.
 		red:            e.redactor(snap),
 	}
 	return r
+}
+
+// event describes r at now. Only fields written before the request went
+// into the active map, or kept by the record, are read here.
+func (r *request) event(typ string, now time.Time) live.Event {
+	v := r.rec.view()
+	ev := live.Event{
+		Type: typ, ID: r.id, Time: now, Token: r.rec.token, ClientProtocol: r.rec.clientProtocol,
+		Model: r.model, Stream: r.stream, ElapsedMs: now.Sub(r.start).Milliseconds(), Attempts: v.attempts,
+		TTFBMs: v.ttfb.Milliseconds(), InputTokens: v.usage.Input, OutputTokens: v.usage.Output,
+		Status: v.status, Error: v.errText,
+	}
+	if v.attempts > 0 {
+		a := &v.route
+		ev.Channel, ev.UpstreamProtocol, ev.URLHost = a.Channel, string(a.Protocol), host(a.URL)
+		if !v.won {
+			ev.FailureScope = string(a.Scope)
+		}
+	}
+	return ev
+}
+
+func host(u string) string {
+	p, err := url.Parse(u)
+	if err != nil {
+		return ""
+	}
+	return p.Host
 }
 
 // dropBody ends the request's use of its body, giving a pooled buffer

@@ -5,6 +5,8 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
@@ -12,6 +14,7 @@ import (
 
 	"github.com/ccload/ccload/config"
 	"github.com/ccload/ccload/engine/listen"
+	"github.com/ccload/ccload/engine/live"
 	"github.com/ccload/ccload/protocol"
 	"github.com/ccload/ccload/protocol/jsonwalk"
 )
@@ -144,9 +147,33 @@ func (e *Engine) begin(r *request) {
 	e.active.reqs[r.id] = r
 	e.active.mu.Unlock()
 	if e.bus.Active() {
-		e.bus.publish(r.event("start", r.start))
+		e.bus.Publish(r.event("start", r.start))
 	}
 }
+
+// active tracks requests in flight for /admin/active and the events.
+type active struct {
+	mu   sync.Mutex
+	reqs map[uint64]*request
+	next atomic.Uint64
+}
+
+func newActive() *active { return &active{reqs: map[uint64]*request{}} }
+
+// Active lists the requests in flight now, as "progress" events.
+func (e *Engine) Active() []live.Event {
+	now := e.clock.Now()
+	e.active.mu.Lock()
+	defer e.active.mu.Unlock()
+	out := make([]live.Event, 0, len(e.active.reqs))
+	for _, r := range e.active.reqs {
+		out = append(out, r.event("progress", now))
+	}
+	return out
+}
+
+// Events is the engine's event bus.
+func (e *Engine) Events() *live.Bus { return e.bus }
 
 // admit checks everything that needs no upstream: body size, the model and
 // stream flag (read with gjson, nothing else is parsed), token expiry and
