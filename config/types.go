@@ -3,6 +3,7 @@ package config
 import (
 	"encoding/json"
 	"net/netip"
+	"slices"
 	"time"
 
 	"github.com/ccload/ccload/protocol"
@@ -54,6 +55,12 @@ func (s *Snapshot) Channel(name string) *Channel { return s.byName[name] }
 
 // TokenBySHA256 returns the token whose sha256 (lowercase hex) is sum, or nil.
 func (s *Snapshot) TokenBySHA256(sum string) *Token { return s.byTokenSH[sum] }
+
+// HasDebug reports whether any channel captures the upstream traffic of
+// the requests it serves (`debug: true`).
+func (s *Snapshot) HasDebug() bool {
+	return slices.ContainsFunc(s.Channels, func(c *Channel) bool { return c.Debug })
+}
 
 // Server is the `server:` section.
 type Server struct {

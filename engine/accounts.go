@@ -24,9 +24,10 @@ import (
 // accountOrder keeps the account indexes of an oauth channel that may
 // take a request now: signed in, not invalid, quota not exhausted. An
 // exhausted account comes back exactly at its reset, because the pool
-// compares with the reset time, not a cooldown.
+// compares with the reset time, not a cooldown. Only an oauth channel's
+// keys are asked for (keyOrder).
 func (e *Engine) accountOrder(ch *config.Channel, idx []int) []int {
-	if ch.OAuth == "" || e.accounts == nil {
+	if e.accounts == nil {
 		return idx
 	}
 	now := e.clock.Now()
@@ -43,15 +44,10 @@ func (e *Engine) accountOrder(ch *config.Channel, idx []int) []int {
 // credential: the access token as Bearer, the Codex headers, and a
 // listener for the quota headers of the answer. It returns a failure when
 // the account cannot be used (signed out, invalid, refresh failed), which
-// moves the request on to the next account.
+// moves the request on to the next account. attempt.run calls it for an
+// oauth channel only.
 func (e *Engine) accountFor(r *request, c *attempt) *attemptResult {
 	ch := c.route.Channel
-	if ch.Credentials == config.CredentialsClient {
-		return clientCredentialFor(r, c)
-	}
-	if ch.OAuth == "" {
-		return nil
-	}
 	name := ch.Accounts[c.keyIndex]
 	if e.accounts == nil {
 		return accountFailure(c, "subscription accounts are not available in this process")
@@ -106,7 +102,7 @@ func (e *Engine) accountFor(r *request, c *attempt) *attemptResult {
 // noAccountLeft says on the request's 503 why an oauth channel had no
 // account to try: each account's reason, the soonest reset among them.
 func (e *Engine) noAccountLeft(ch *config.Channel, p *routePlan) {
-	if ch.OAuth == "" || e.accounts == nil {
+	if e.accounts == nil {
 		return
 	}
 	now := e.clock.Now()
@@ -132,7 +128,7 @@ func accountFailure(c *attempt, msg string) *attemptResult {
 // struck (the pool skips the account until exactly the reset).
 func (e *Engine) accountAnswer(r *request, rt config.Route, ki int, res *attemptResult, retried *bool) (retry, handled bool) {
 	ch := rt.Channel
-	if ch.OAuth == "" || e.accounts == nil {
+	if e.accounts == nil {
 		return false, false
 	}
 	name := ch.Accounts[ki]
@@ -149,11 +145,9 @@ func (e *Engine) accountAnswer(r *request, rt config.Route, ki int, res *attempt
 	return err == nil, err != nil
 }
 
-// codexDialect rewrites the final Responses body for the Codex backend.
-func codexDialect(ch *config.Channel, body []byte) ([]byte, []string, error) {
-	if ch.OAuth != config.OAuthCodex {
-		return body, nil, nil
-	}
+// codexDialect rewrites the final Responses body for the Codex backend
+// (a codex channel's Responses attempts).
+func codexDialect(body []byte) ([]byte, []string, error) {
 	out, dropped, err := account.CodexBody(body)
 	var notes []string
 	for _, f := range dropped {

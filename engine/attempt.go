@@ -4,10 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
-	"github.com/tidwall/sjson"
 	"github.com/valyala/fasthttp"
 
 	"github.com/ccload/ccload/config"
@@ -29,17 +27,8 @@ type attemptResult struct {
 	miss bool
 }
 
-var (
-	errFirstByteTimeout = errors.New("no first byte within routing.timeouts.first_byte")
-	errTotalTimeout     = errors.New("response not complete within the configured timeout")
-	errClientGone       = errors.New("client disconnected")
-)
-
-// errorPeekBytes bounds what is read of an upstream error body.
-const errorPeekBytes = 64 << 10
-
-// maxUpstreamBody bounds a non-stream upstream answer held in memory.
-const maxUpstreamBody = 64 << 20
+// errClientGone ends an attempt whose client hung up (request.HungUp).
+var errClientGone = errors.New("client disconnected")
 
 // attemptLoop visits the request's routes in the order of the routing
 // rule (select.go) until one answers or routing.max_attempts is spent,
@@ -85,6 +74,28 @@ func (e *Engine) unserved(ctx *fasthttp.RequestCtx, r *request, last *attemptRes
 	}
 }
 
+// giveUp answers when no attempt succeeded: the last upstream error in the
+// client's shape, or 503 when nothing could even be tried.
+func (e *Engine) giveUp(ctx *fasthttp.RequestCtx, r *request, last *attemptResult) {
+	if last == nil {
+		e.reject(ctx, r, &clientError{Status: 503, Msg: fmt.Sprintf("every channel serving model %q is cooling down or unavailable", r.model)})
+		return
+	}
+	status := last.status
+	if status < 400 {
+		status = 502
+		if last.outcome.Kind == failure.KindTimeout {
+			status = 504
+		}
+	}
+	msg := fmt.Sprintf("no upstream could serve model %q after %d attempt(s); last failure: %s", r.model, r.attempts, last.outcome.Message)
+	ce := &clientError{Status: status, Msg: msg}
+	if status == 429 || status == 503 || status == 529 {
+		ce.RetryAfter = r.retryAfter // the soonest wait an upstream gave
+	}
+	e.reject(ctx, r, ce)
+}
+
 // tryRoute runs the attempts of one route: its keys and URLs in order
 // until one answers, the failure names a wider scope, or max_attempts is
 // spent. It reports whether the client has its answer, and otherwise the
@@ -106,10 +117,11 @@ func (e *Engine) tryRoute(ctx *fasthttp.RequestCtx, r *request, c candidate, p *
 		}
 	}()
 	keys, urls := e.attemptOrder(r, c)
-	if len(keys) == 0 {
-		e.noAccountLeft(c.route.Channel, p)
+	oauth := ch.OAuth != "" // subscription accounts stand for its keys (accounts.go)
+	if len(keys) == 0 && oauth {
+		e.noAccountLeft(ch, p)
 	}
-	retried := false // an account's expired token renewed once (accounts.go)
+	retried := false // an account's expired token renewed once
 	for ki, ui := 0, 0; ki < len(keys) && ui < len(urls) && r.mayAttempt(e.clock.Now()); {
 		if r.gone.Load() {
 			return nil, e.abandoned(ctx, r)
@@ -128,7 +140,10 @@ func (e *Engine) tryRoute(ctx *fasthttp.RequestCtx, r *request, c candidate, p *
 		if r.ranOutOfTime(*res, e.clock.Now()) {
 			return last, false // the request's deadline, not the route: nothing cools
 		}
-		retry, handled := e.accountAnswer(r, c.route, keys[ki], res, &retried)
+		var retry, handled bool
+		if oauth {
+			retry, handled = e.accountAnswer(r, c.route, keys[ki], res, &retried)
+		}
 		if retry {
 			continue
 		}
@@ -161,7 +176,10 @@ func (e *Engine) attemptOrder(r *request, c candidate) (keys, urls []int) {
 	keys, urls = e.keyOrder(ch, c.anyway), e.urlOrder(ch, c.anyway)
 	keys = pinnedFirst(r, ch, keys, func(i int) string { return e.reg.keyID(ch.Keys[i]) }, r.pin.Key)
 	urls = pinnedFirst(r, ch, urls, func(i int) string { return e.reg.urlID(ch.URLs[i].URL) }, r.pin.URL)
-	return keys, r.passURLs(ch, urls)
+	if r.ep.pass != nil {
+		urls = r.passURLs(ch, urls) // a relayed endpoint: only URLs that speak openai
+	}
+	return keys, urls
 }
 
 // failed counts a failed attempt against the channel's health and cools
@@ -171,71 +189,25 @@ func (e *Engine) failed(r *request, rt config.Route, ki, ui int, o failure.Outco
 	if o.RetryAfter > 0 && (r.retryAfter == 0 || o.RetryAfter < r.retryAfter) {
 		r.retryAfter = o.RetryAfter
 	}
-	e.strike(r, rt, ki, ui, o)
-}
-
-// strike cools the narrowest scope the failure names, then promotes it to
-// the whole channel when every enabled model (for a model failure) or every
-// key (for a key failure) of the channel is cooling (design §6).
-func (e *Engine) strike(r *request, rt config.Route, ki, ui int, o failure.Outcome) {
 	e.strikeScope(r.snap, rt, ki, ui, o)
 }
 
-func (e *Engine) strikeScope(snap *config.Snapshot, rt config.Route, ki, ui int, o failure.Outcome) {
-	ch := rt.Channel
-	pol := cooldownPolicy(snap.Routing.Cooldown)
-	o.Message = e.redactor(snap).Message(o.Message) // the reason is stored and shown
-	var siblings []cooldownKey
-	switch o.Scope {
-	case failure.ScopeKey:
-		e.reg.cooldowns.Strike(e.keyScope(ch, ki), o, pol)
-		for i := range ch.Keys {
-			siblings = append(siblings, e.keyScope(ch, i))
-		}
-	case failure.ScopeURL:
-		e.reg.cooldowns.Strike(e.urlScope(ch, ui), o, pol)
-	case failure.ScopeModel:
-		e.reg.cooldowns.Strike(modelScope(ch, rt.Upstream), o, pol)
-		for _, m := range ch.Models {
-			if !m.Disabled {
-				siblings = append(siblings, modelScope(ch, m.Upstream))
-			}
-		}
-	case failure.ScopeChannel:
-		e.reg.cooldowns.Strike(channelScope(ch), o, pol)
+// succeeded clears the scopes this attempt proved healthy and records the
+// winning route on the log row.
+func (e *Engine) succeeded(r *request, c *attempt, now time.Time) {
+	ch := c.route.Channel
+	ttfb := now.Sub(c.started)
+	e.reg.health.get(ch.Name).add(now, false)
+	e.reg.observeURL(ch.Name, ch.URLs[c.urlIndex].URL, float64(ttfb.Milliseconds()))
+	e.reg.cooldowns.Success(e.keyScope(ch, c.keyIndex))
+	e.reg.cooldowns.Success(e.urlScope(ch, c.urlIndex))
+	e.reg.cooldowns.Success(modelScope(ch, c.route.Upstream))
+	e.reg.cooldowns.Success(channelScope(ch)) // ends a promoted cooldown or its half-open trial
+	r.rec.won(c, now.Sub(r.start))
+	e.repin(r, c, now)
+	if e.bus.Active() {
+		e.bus.Publish(r.event("first_byte", now))
 	}
-	if len(siblings) == 0 {
-		return
-	}
-	if until, all := e.reg.cooldowns.AllCooling(siblings); all {
-		promoted := o
-		promoted.Scope = failure.ScopeChannel
-		promoted.RetryAfter = max(until.Sub(e.clock.Now()), time.Second)
-		promoted.Message = fmt.Sprintf("every %s of the channel is cooling", o.Scope)
-		e.reg.cooldowns.Strike(channelScope(ch), promoted, pol)
-	}
-}
-
-// giveUp answers when no attempt succeeded: the last upstream error in the
-// client's shape, or 503 when nothing could even be tried.
-func (e *Engine) giveUp(ctx *fasthttp.RequestCtx, r *request, last *attemptResult) {
-	if last == nil {
-		e.reject(ctx, r, &clientError{Status: 503, Msg: fmt.Sprintf("every channel serving model %q is cooling down or unavailable", r.model)})
-		return
-	}
-	status := last.status
-	if status < 400 {
-		status = 502
-		if last.outcome.Kind == failure.KindTimeout {
-			status = 504
-		}
-	}
-	msg := fmt.Sprintf("no upstream could serve model %q after %d attempt(s); last failure: %s", r.model, r.attempts, last.outcome.Message)
-	ce := &clientError{Status: status, Msg: msg}
-	if status == 429 || status == 503 || status == 529 {
-		ce.RetryAfter = r.retryAfter // the soonest wait an upstream gave
-	}
-	e.reject(ctx, r, ce)
 }
 
 // try sends the request to one channel, key and URL. It returns done
@@ -244,7 +216,10 @@ func (e *Engine) giveUp(ctx *fasthttp.RequestCtx, r *request, last *attemptResul
 func (e *Engine) try(ctx *fasthttp.RequestCtx, r *request, rt config.Route, ki, ui int) *attemptResult {
 	u := &rt.Channel.URLs[ui]
 	res := new(attemptResult)
-	if r.detects(u) {
+	// A URL that declares no protocols is probed for the family it speaks
+	// (detect.go), unless its path is fixed (exact: a 404 says nothing of
+	// the family) or the endpoint is relayed (no conversion to try).
+	if len(u.Protocols) == 0 && !u.Exact && r.ep.pass == nil {
 		*res = e.detectAttempt(ctx, r, rt, ki, ui)
 	} else {
 		*res = e.attemptAs(ctx, r, rt, ki, ui, upstreamFamily(u, r.ep.family))
@@ -252,8 +227,24 @@ func (e *Engine) try(ctx *fasthttp.RequestCtx, r *request, rt config.Route, ki, 
 	return res
 }
 
+// upstreamFamily picks the protocol to speak to a URL: the client's own
+// when the URL declares it or declares nothing (an exact URL or a relayed
+// endpoint; other undeclared URLs are probed, detect.go), else the first
+// declared.
+func upstreamFamily(u *config.URL, client protocol.Family) protocol.Family {
+	if len(u.Protocols) == 0 {
+		return client
+	}
+	for _, p := range u.Protocols {
+		if p == client {
+			return client
+		}
+	}
+	return u.Protocols[0]
+}
+
 // attemptAs is try speaking family up to the URL: one attempt, or two
-// when the upstream refused a reasoning signature (signature_retry.go).
+// when the upstream refused a reasoning signature (retryWithoutSignatures).
 func (e *Engine) attemptAs(ctx *fasthttp.RequestCtx, r *request, rt config.Route, ki, ui int, up protocol.Family) attemptResult {
 	for {
 		res, again := e.newAttempt(r, rt, ki, ui, up).run(ctx)
@@ -333,7 +324,14 @@ func (a *attempt) run(ctx *fasthttp.RequestCtx) (res attemptResult, again bool) 
 		return attemptResult{done: true}, false
 	}
 	a.prepare(body)
-	if failed := e.accountFor(r, a); failed != nil {
+	var failed *attemptResult
+	switch { // the credential the channel puts on the request
+	case ch.Credentials == config.CredentialsClient:
+		failed = clientCredentialFor(r, a) // the client's own (auth.go)
+	case ch.OAuth != "":
+		failed = e.accountFor(r, a) // a subscription account's (accounts.go)
+	}
+	if failed != nil {
 		return *failed, false
 	}
 	var s sent
@@ -351,7 +349,9 @@ func (a *attempt) run(ctx *fasthttp.RequestCtx) (res attemptResult, again bool) 
 	// a stream should not keep the (maybe converted) body alive.
 	a.rq = upstreamRequest{}
 	a.resp = s.resp
-	r.probeFound(a.family)
+	if r.probe != nil {
+		r.probeFound(a.family) // detection learned what the URL speaks
+	}
 	return a.answer(ctx), false
 }
 
@@ -371,9 +371,9 @@ func (a *attempt) body(ctx *fasthttp.RequestCtx) ([]byte, bool) {
 	if err == nil {
 		body, err = rewriteBody(rt.Channel.Rewrite.Body, body)
 	}
-	if err == nil && up == protocol.Responses {
+	if err == nil && up == protocol.Responses && rt.Channel.OAuth == config.OAuthCodex {
 		var dialect []string
-		body, dialect, err = codexDialect(rt.Channel, body)
+		body, dialect, err = codexDialect(body)
 		a.at.note(dialect)
 	}
 	if err != nil {
@@ -409,7 +409,7 @@ func (a *attempt) prepare(body []byte) {
 		Timers:   &a.timers, Lent: &r.bodyLent, HeaderWait: &a.headerWait,
 	}}
 	r.calling(a)
-	if r.debugOn(ch) {
+	if r.debug && r.debugOn(ch) {
 		x := r.captureRequest(r.attempts, &a.rq)
 		a.rq.onResponse = func(resp *upstreamResponse) { x.captureResponse(resp, r.debugMax()) }
 	}
@@ -419,7 +419,7 @@ func (a *attempt) prepare(body []byte) {
 // goes back to the client at once, anything else is a failure to retry.
 func (a *attempt) unanswered(ctx *fasthttp.RequestCtx, s *sent) (attemptResult, bool) {
 	e, r := a.e, a.r
-	miss := r.probeMissed(a.family, s, a.rq.URL, a.route.Upstream)
+	miss := r.probe != nil && r.probeMissed(a.family, s, a.rq.URL, a.route.Upstream)
 	a.at.end(e.clock.Now(), s.status, s.outcome)
 	if s.outcome.ClientFault {
 		if a.retryWithoutSignatures(s) {
@@ -431,9 +431,30 @@ func (a *attempt) unanswered(ctx *fasthttp.RequestCtx, s *sent) (attemptResult, 
 	return attemptResult{outcome: s.outcome, status: s.status, body: s.body, family: a.family, miss: miss}, false
 }
 
+// retryWithoutSignatures reports whether an attempt the upstream refused
+// with a 400 naming a reasoning signature is to be made once more, on the
+// same route, with every signature left out (attemptAs makes it): a
+// refusal of a signature is not the client's fault (relay.go, "Reasoning
+// signatures across upstreams"). It is false when the refusal is not that,
+// or the request was already sent without signatures: the error then goes
+// to the client as before.
+func (a *attempt) retryWithoutSignatures(s *sent) bool {
+	r := a.r
+	if r.dropSignatures || s.status != fasthttp.StatusBadRequest || r.ep.pass != nil ||
+		!signature.Refused(s.body) || !signature.Carries(r.ep.family, r.body) {
+		return false
+	}
+	r.dropSignatures = true
+	o := s.outcome
+	o.Message += " (a reasoning signature refused: retried without signatures)"
+	a.at.end(a.e.clock.Now(), s.status, o)
+	return true
+}
+
 // answer turns a 2xx answer into the client's: a stream peeked at and
-// committed (stream.go), bytes streamed through unparsed (passthrough.go),
-// or a whole answer (relay.go).
+// committed (stream.go), bytes streamed through unparsed (passthrough.go:
+// only a relayed endpoint's relay has raw answers), or a whole answer
+// (relay.go).
 func (a *attempt) answer(ctx *fasthttp.RequestCtx) attemptResult {
 	ct := a.resp.Header.Get("Content-Type")
 	switch {
@@ -444,153 +465,4 @@ func (a *attempt) answer(ctx *fasthttp.RequestCtx) attemptResult {
 	default:
 		return a.e.finishWhole(ctx, a.r, a)
 	}
-}
-
-// succeeded clears the scopes this attempt proved healthy and records the
-// winning route on the log row.
-func (e *Engine) succeeded(r *request, c *attempt, now time.Time) {
-	ch := c.route.Channel
-	ttfb := now.Sub(c.started)
-	e.reg.health.get(ch.Name).add(now, false)
-	e.reg.observeURL(ch.Name, ch.URLs[c.urlIndex].URL, float64(ttfb.Milliseconds()))
-	e.reg.cooldowns.Success(e.keyScope(ch, c.keyIndex))
-	e.reg.cooldowns.Success(e.urlScope(ch, c.urlIndex))
-	e.reg.cooldowns.Success(modelScope(ch, c.route.Upstream))
-	e.reg.cooldowns.Success(channelScope(ch)) // ends a promoted cooldown or its half-open trial
-	r.rec.won(c, now.Sub(r.start))
-	e.repin(r, c, now)
-	if e.bus.Active() {
-		e.bus.Publish(r.event("first_byte", now))
-	}
-}
-
-// relayError hands an upstream client-fault error (400, 413, 422) to the
-// client at once, in the client's shape.
-func (e *Engine) relayError(ctx *fasthttp.RequestCtx, r *request, rl relay, status int, body []byte) {
-	body = r.rec.red.Body(body)
-	out := rl.refusal(status, body)
-	ctx.SetStatusCode(status)
-	ctx.SetContentType("application/json")
-	ctx.SetBody(out)
-	r.rec.fail(status, string(body), false)
-}
-
-// upstreamFamily picks the protocol to speak to a URL: the client's own
-// when the URL declares it or declares nothing (an exact URL or a relayed
-// endpoint; other undeclared URLs are probed, detect.go), else the first
-// declared.
-func upstreamFamily(u *config.URL, client protocol.Family) protocol.Family {
-	if len(u.Protocols) == 0 {
-		return client
-	}
-	for _, p := range u.Protocols {
-		if p == client {
-			return client
-		}
-	}
-	return u.Protocols[0]
-}
-
-// setUpstreamHeaders forwards the client's headers for native traffic (so
-// anthropic-beta and friends keep working), never its credential, and sets
-// the channel key in the header the upstream family reads.
-func (r *request) setUpstreamHeaders(h headerSetter, up protocol.Family, ch *config.Channel, ki int) {
-	hasVersion := false
-	if up == r.ep.family {
-		for _, kv := range r.header {
-			h.Add(kv[0], kv[1])
-			hasVersion = hasVersion || strings.EqualFold(kv[0], "anthropic-version")
-		}
-	} else {
-		for _, kv := range r.header {
-			if strings.EqualFold(kv[0], "User-Agent") {
-				h.Set("User-Agent", kv[1])
-			}
-		}
-	}
-	h.Set("Content-Type", r.upstreamContentType())
-	if r.stream {
-		h.Set("Accept", "text/event-stream")
-	}
-	name, prefix := protocol.CredentialHeader(up)
-	h.Set(name, prefix+ch.Keys[ki].Reveal())
-	if up == protocol.Anthropic && !hasVersion {
-		h.Set("anthropic-version", protocol.AnthropicVersion)
-	}
-	for _, rule := range ch.Rewrite.Headers {
-		switch rule.Action {
-		case "remove":
-			h.Del(rule.Name)
-		default:
-			h.Set(rule.Name, rule.Value)
-		}
-	}
-}
-
-// rewriteBody applies a channel's body rules (after conversion).
-func rewriteBody(rules []config.BodyRule, body []byte) ([]byte, error) {
-	var err error
-	for _, rule := range rules {
-		switch rule.Action {
-		case "remove":
-			body, err = sjson.DeleteBytes(body, rule.Path)
-		default:
-			body, err = sjson.SetRawBytes(body, rule.Path, rule.Value)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("rewrite rule for %q: %w", rule.Path, err)
-		}
-	}
-	return body, nil
-}
-
-// copyResponseHeaders gives the client the upstream's kept headers; a
-// contentType other than "" replaces the upstream's Content-Type.
-func copyResponseHeaders(ctx *fasthttp.RequestCtx, h interface{ Get(string) string }, contentType string) {
-	if contentType != "" {
-		ctx.SetContentType(contentType)
-	}
-	if hh, ok := h.(*upstream.Header); ok {
-		// One walk of the upstream's few headers rather than a lookup per
-		// kept name, each of which walks them for a name that is mostly
-		// absent (perf). The first of repeated names wins, as
-		// with Get.
-		var seen [len(keepResponseHeaders)]bool
-		seen[0] = contentType != "" // keepResponseHeaders[0] is Content-Type
-		for _, kv := range hh.Fields() {
-			for i, name := range keepResponseHeaders {
-				if !seen[i] && kv[1] != "" && len(kv[0]) == len(name) && strings.EqualFold(kv[0], name) {
-					seen[i] = true
-					ctx.Response.Header.Set(name, kv[1])
-				}
-			}
-		}
-		return
-	}
-	for i, k := range keepResponseHeaders {
-		if i == 0 && contentType != "" {
-			continue
-		}
-		if v := h.Get(k); v != "" {
-			ctx.Response.Header.Set(k, v)
-		}
-	}
-}
-
-func isEventStream(ct string) bool {
-	return strings.HasPrefix(strings.ToLower(ct), "text/event-stream")
-}
-
-func isTimeout(err error) bool {
-	var t interface{ Timeout() bool }
-	return errors.Is(err, context.DeadlineExceeded) || errors.As(err, &t) && t.Timeout()
-}
-
-// headerDeadline is when the first of the attempt's timers would fire
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }

@@ -24,7 +24,7 @@ import (
 //
 // Nothing in a capture holds a secret in clear: the URL goes through
 // config.MaskURL (userinfo, ?key=), the value of every credential header
-// (by the forwarding rule's names and words, header.go) becomes a
+// (by the forwarding rule's names and words, send.go) becomes a
 // fingerprint, and headers and bodies go through the snapshot's Redactor,
 // which knows every channel key and URL credential, plus the client's own
 // token (never forwarded, but a client may paste it into a body).
@@ -82,21 +82,9 @@ type debugBody struct {
 	Truncated bool   `json:"truncated,omitempty"`
 }
 
-// mayCapture reports whether any attempt of a request of tok may be
-// captured: the token or some channel has debug on.
-func mayCapture(snap *config.Snapshot, tok *config.Token) bool {
-	if tok != nil && tok.Debug {
-		return true
-	}
-	for _, ch := range snap.Channels {
-		if ch.Debug {
-			return true
-		}
-	}
-	return false
-}
-
-// debugOn reports whether the request's traffic on ch is captured.
+// debugOn reports whether the request's traffic on ch is captured. It is
+// asked only of a request that may be captured (request.debug: its token
+// or some channel has debug on).
 func (r *request) debugOn(ch *config.Channel) bool {
 	return ch.Debug || r.token != nil && r.token.Debug
 }
@@ -162,7 +150,7 @@ func (x *debugExchange) maskHeaders(h headerList) []debugHeader {
 
 // credentialHeader reports whether a header's value is a credential: the
 // names the forwarding rule drops as credentials, and any name holding one
-// of its credential words (header.go), plus the response's Set-Cookie.
+// of its credential words (send.go), plus the response's Set-Cookie.
 func credentialHeader(name string) bool {
 	lower := strings.ToLower(name)
 	switch lower {

@@ -31,6 +31,7 @@ import (
 // Not probed: URLs that declare protocols, exact URLs (the path is fixed,
 // so a 404 says nothing about the family) and the natively relayed OpenAI
 // endpoints (passthrough.go), which have no conversion to try.
+// Engine.try decides which attempts probe.
 
 // detectOrder is the order in which families are tried after the client's
 // own: Chat Completions first because most relays and local servers speak
@@ -50,11 +51,6 @@ func detectFamilies(client protocol.Family) []protocol.Family {
 		}
 	}
 	return out
-}
-
-// detects reports whether an attempt on u probes for the family.
-func (r *request) detects(u *config.URL) bool {
-	return len(u.Protocols) == 0 && !u.Exact && r.ep.pass == nil
 }
 
 // pathMiss reports whether an upstream error says "no such endpoint at this
@@ -223,22 +219,20 @@ func noFamily(at time.Time) attemptResult {
 	}}
 }
 
-// probeFound is called by attemptAs when up answered 2xx: the URL speaks
-// it. Waiting requests go on at once, before this one reads the body.
+// probeFound is called by attempt.run when up answered 2xx on an attempt
+// that probes: the URL speaks it. Waiting requests go on at once, before
+// this one reads the body.
 func (r *request) probeFound(up protocol.Family) {
-	if p := r.probe; p != nil && !p.settled {
+	if p := r.probe; !p.settled {
 		p.settled = true
 		p.d.settle(p.k, p.fl, detectEntry{family: up})
 	}
 }
 
-// probeMissed is called by attemptAs with a failed send: when the attempt
-// is probing and the failure is a path miss, it turns the outcome into a
-// miss that cools nothing and reports true.
+// probeMissed is called by attempt.unanswered with the failed send of an
+// attempt that probes: when the failure is a path miss, it turns the
+// outcome into a miss that cools nothing and reports true.
 func (r *request) probeMissed(up protocol.Family, s *sent, upstreamURL, model string) bool {
-	if r.probe == nil {
-		return false
-	}
 	path := ""
 	if u, err := url.Parse(upstreamURL); err == nil {
 		path = u.Path

@@ -86,28 +86,7 @@ func passRoutes(r *request, routes []config.Route) ([]config.Route, *clientError
 // passURLs drops, for a relayed endpoint, the channel's URLs that do not
 // speak openai (the channel may have others that do).
 func (r *request) passURLs(ch *config.Channel, urls []int) []int {
-	if r.ep.pass == nil {
-		return urls
-	}
 	return slices.DeleteFunc(slices.Clone(urls), func(i int) bool { return !speaksOpenAI(ch.URLs[i]) })
-}
-
-// upstreamURL is where an attempt goes: the family's endpoint, or the
-// relayed endpoint's path.
-func (r *request) upstreamURL(up protocol.Family, u config.URL, model string) string {
-	if r.ep.pass != nil {
-		return r.ep.pass.URL(u.URL, u.Exact)
-	}
-	return protocol.UpstreamURL(up, u.URL, u.Exact, model, r.stream)
-}
-
-// upstreamContentType is the Content-Type of the upstream body: a form's
-// own (its boundary), JSON otherwise.
-func (r *request) upstreamContentType() string {
-	if r.ep.pass != nil && r.ep.pass.Form {
-		return r.clientHeader("Content-Type")
-	}
-	return "application/json"
 }
 
 // passBody renames the model of a relayed endpoint's body, in the JSON or

@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"context"
+	"errors"
 	"io"
 	"strconv"
 	"strings"
@@ -11,6 +13,7 @@ import (
 	"github.com/ccload/ccload/protocol/convert"
 	"github.com/ccload/ccload/protocol/jsonwalk"
 	"github.com/ccload/ccload/protocol/passthrough"
+	"github.com/ccload/ccload/protocol/signature"
 	"github.com/tidwall/sjson"
 	"github.com/valyala/fasthttp"
 )
@@ -74,7 +77,7 @@ type passRelay struct {
 
 // request is the client's own bytes with only the model renamed (and a
 // Chat stream's usage asked for); reasoning signatures are prepared for
-// the channel (signature_retry.go).
+// the channel (nativeSignatures).
 func (p *passRelay) request(model string, opt convert.RequestOptions) ([]byte, []string, error) {
 	r, body := p.r, p.r.body
 	if p.family == protocol.OpenAI && r.stream && !r.wantsChatUsage() {
@@ -187,6 +190,30 @@ func (c *convertRelay) refusal(status int, body []byte) []byte {
 	return convert.ConvertError(c.a.family, c.a.r.ep.family, status, body)
 }
 
+// Reasoning signatures across upstreams (docs/reasoning.md). A signature
+// is valid only at the upstream that minted it. Those ccload hands a client
+// carry their origin (package signature), so the next turn sends each
+// upstream only its own; what remains is an upstream that still refuses one
+// it was sent: an untagged signature of the client's family sent to another
+// channel of that family (another account or provider), or a tag this
+// build cannot tell. Such a 400 is not the client's fault, so the same
+// route is tried once more without any signature
+// (attempt.retryWithoutSignatures).
+
+// originOf is the upstream an answer comes from, for the tags of the
+// signatures the client is handed.
+func originOf(c *attempt) signature.Origin {
+	return signature.NewOrigin(c.family, c.route.Channel.Name)
+}
+
+// nativeSignatures prepares the signatures of a client's own-family body
+// for the channel it goes to (signature.Native): a body that carries no
+// tag, on a request not being retried, is returned untouched.
+func nativeSignatures(up protocol.Family, body []byte, model string, opt convert.RequestOptions) ([]byte, error) {
+	out, _, err := signature.Native(up, body, opt.Origin, opt.DropSignatures, model)
+	return out, err
+}
+
 // finishWhole reads a whole non-stream answer, checks it is not an error
 // in disguise (HTTP 200 with an error body, design §6), has the attempt's
 // relay turn it into the client's body and writes it in one piece.
@@ -242,6 +269,9 @@ func (e *Engine) answerWhole(ctx *fasthttp.RequestCtx, r *request, c *attempt, n
 	return attemptResult{done: true}
 }
 
+// maxUpstreamBody bounds a non-stream upstream answer held in memory.
+const maxUpstreamBody = 64 << 20
+
 // readAll reads an upstream body up to maxUpstreamBody. A body the client
 // already holds whole (h1Body) is taken as it is, not copied; one of
 // announced length is read into a buffer of that size at once rather than
@@ -271,4 +301,21 @@ func readAll(body io.Reader) ([]byte, error) {
 		}
 	}
 	return io.ReadAll(io.LimitReader(body, maxUpstreamBody))
+}
+
+// isTimeout reports whether a body read failed for a deadline.
+func isTimeout(err error) bool {
+	var t interface{ Timeout() bool }
+	return errors.Is(err, context.DeadlineExceeded) || errors.As(err, &t) && t.Timeout()
+}
+
+// relayError hands an upstream client-fault error (400, 413, 422) to the
+// client at once, in the client's shape.
+func (e *Engine) relayError(ctx *fasthttp.RequestCtx, r *request, rl relay, status int, body []byte) {
+	body = r.rec.red.Body(body)
+	out := rl.refusal(status, body)
+	ctx.SetStatusCode(status)
+	ctx.SetContentType("application/json")
+	ctx.SetBody(out)
+	r.rec.fail(status, string(body), false)
 }

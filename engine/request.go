@@ -79,8 +79,10 @@ type request struct {
 	// inProcess: a request made inside ccload (a channel test) on a
 	// RequestCtx with no connection.
 	inProcess bool
-	// clientKey is the client's token, kept only when the request may be
-	// debug-captured, so the capture can scrub it (debugcapture.go).
+	// debug: the token or some channel has debug on, so an attempt may be
+	// captured (debugcapture.go); clientKey is then the client's token, so
+	// the capture can scrub it.
+	debug     bool
 	clientKey string
 	// probe: the protocol detection this request's attempt is running.
 	probe *probeRun
@@ -91,7 +93,7 @@ type request struct {
 	gone atomic.Bool
 	call atomic.Pointer[attempt]
 	// dropSignatures: an upstream refused a reasoning signature of this
-	// request, which is now sent without any (signature_retry.go).
+	// request, which is now sent without any (retryWithoutSignatures).
 	dropSignatures bool
 }
 
@@ -138,7 +140,8 @@ func (e *Engine) newRequest(ctx *fasthttp.RequestCtx, ep endpoint, snap *config.
 	ctx.Request.ResetBody()
 	r.header = forwardHeaders(&ctx.Request.Header)
 	r.clientCred = clientCredential(&ctx.Request.Header)
-	if mayCapture(snap, tok) {
+	r.debug = tok.Debug || snap.HasDebug()
+	if r.debug {
 		r.clientKey = string(clientToken(ctx))
 	}
 	r.rec = record{

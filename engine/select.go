@@ -74,7 +74,9 @@ func (e *Engine) keyOrder(ch *config.Channel, anyway bool) []int {
 	for i := range n {
 		idx[i] = (start + i) % n
 	}
-	idx = e.accountOrder(ch, idx)
+	if ch.OAuth != "" {
+		idx = e.accountOrder(ch, idx)
+	}
 	return e.usableOrder(idx, func(i int) cooldownKey { return e.keyScope(ch, i) }, anyway)
 }
 

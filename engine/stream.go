@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"strings"
 	"sync"
 	"time"
 
@@ -391,6 +392,11 @@ func isContent(f protocol.Family, ev *protocol.Event) bool {
 	default: // Gemini: every chunk is a GenerateContentResponse
 		return true
 	}
+}
+
+// isEventStream reports whether a Content-Type is an SSE stream's.
+func isEventStream(ct string) bool {
+	return strings.HasPrefix(strings.ToLower(ct), "text/event-stream")
 }
 
 func streamErr(err error) error {

@@ -161,6 +161,12 @@ func (t *attemptTimers) headerCause() error {
 	return errTotalTimeout
 }
 
+// The causes an attempt's timers end its context with.
+var (
+	errFirstByteTimeout = errors.New("no first byte within routing.timeouts.first_byte")
+	errTotalTimeout     = errors.New("response not complete within the configured timeout")
+)
+
 // errRequestDeadline ends an attempt still waiting for its first byte when
 // the request's deadline passes. The route is not to blame (it did not
 // exceed its own first_byte), so nothing cools for it.

@@ -373,3 +373,11 @@ func (b *socketBody) Close() error {
 	}
 	return nil
 }
+
+// truncate cuts s to n bytes for a note, marking the cut.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

@@ -8,7 +8,7 @@ import (
 	"github.com/valyala/fasthttp"
 )
 
-// TestForwardHeadersRule: the header rule of header.go, one row per clause.
+// TestForwardHeadersRule: the header forwarding rule of send.go, one row per clause.
 // fasthttp 1.78 already refuses invalid names on the wire (the security
 // suite checks that); this holds the rule for headers that get past it.
 func TestForwardHeadersRule(t *testing.T) {
