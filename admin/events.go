@@ -11,7 +11,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/ccload/ccload/admin/adminapi"
-	"github.com/ccload/ccload/engine"
+	"github.com/ccload/ccload/engine/live"
 )
 
 // eventBuffer is how many events one subscriber may fall behind before it
@@ -21,7 +21,7 @@ const eventBuffer = 256
 // active is GET /admin/active: the requests in flight, oldest first.
 func (s *Server) active(ctx *fasthttp.RequestCtx) error {
 	evs := s.eng.Active()
-	slices.SortFunc(evs, func(a, b engine.Event) int { return cmp.Compare(a.ID, b.ID) })
+	slices.SortFunc(evs, func(a, b live.Event) int { return cmp.Compare(a.ID, b.ID) })
 	out := make([]adminapi.Event, len(evs))
 	for i, e := range evs {
 		out[i] = eventView(e)
@@ -97,7 +97,7 @@ func (s *Server) events(ctx *fasthttp.RequestCtx) error {
 
 // eventView is the wire form of a bus event. The fields are the same; the
 // copy keeps adminapi free of engine (a test checks the JSON is identical).
-func eventView(e engine.Event) adminapi.Event {
+func eventView(e live.Event) adminapi.Event {
 	return adminapi.Event{
 		Type: e.Type, ID: e.ID, Time: e.Time, Token: e.Token,
 		ClientProtocol: e.ClientProtocol, UpstreamProtocol: e.UpstreamProtocol,

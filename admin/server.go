@@ -27,6 +27,7 @@ import (
 	"github.com/ccload/ccload/config"
 	"github.com/ccload/ccload/engine"
 	"github.com/ccload/ccload/engine/cooldown"
+	"github.com/ccload/ccload/engine/live"
 	"github.com/ccload/ccload/internal/clock"
 	"github.com/ccload/ccload/store"
 )
@@ -43,8 +44,8 @@ type Config interface {
 // Engine is what the admin API reads from and does to the gateway.
 // *engine.Engine implements it.
 type Engine interface {
-	Active() []engine.Event
-	Events() *engine.Bus
+	Active() []live.Event
+	Events() *live.Bus
 	Cooldowns() *cooldown.Registry
 	ChannelStates() []engine.ChannelState
 	TokenLoad(name string) (inFlight int64, rpm int)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ccload/ccload/engine"
+	"github.com/ccload/ccload/engine/live"
 )
 
 // fill sets every exported field of the struct v points to a non-zero
@@ -58,11 +59,11 @@ func sameJSON(t *testing.T, engineForm, wireForm any) {
 	}
 }
 
-// The admin API used to serve engine.Event and engine.ProbeResult as they
+// The admin API used to serve live.Event and engine.ProbeResult as they
 // are; adminapi has its own copies so that clients need no engine. These
 // tests keep the JSON identical when a field is added on either side.
 func TestEventViewMatchesEngineJSON(t *testing.T) {
-	var e engine.Event
+	var e live.Event
 	fill(t, &e)
 	sameJSON(t, e, eventView(e))
 }

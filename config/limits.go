@@ -25,7 +25,7 @@ type ServerLimits struct {
 	// MaxConns is the most connections served at once.
 	MaxConns int
 	// MaxConnsPerIP is the most connections from one peer address; 0 = no
-	// limit. A peer in TrustedProxies is not counted (engine/peercap.go):
+	// limit. A peer in TrustedProxies is not counted (engine/server.go):
 	// a load balancer funnels every client into its one address.
 	MaxConnsPerIP int
 }

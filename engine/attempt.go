@@ -206,7 +206,7 @@ func (e *Engine) succeeded(r *request, c *attempt, now time.Time) {
 	r.rec.won(c, now.Sub(r.start))
 	e.repin(r, c, now)
 	if e.bus.Active() {
-		e.bus.publish(r.event("first_byte", now))
+		e.bus.Publish(r.event("first_byte", now))
 	}
 }
 

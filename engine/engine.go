@@ -19,6 +19,7 @@ import (
 	"github.com/ccload/ccload/config"
 	"github.com/ccload/ccload/engine/account"
 	"github.com/ccload/ccload/engine/cooldown"
+	"github.com/ccload/ccload/engine/live"
 	"github.com/ccload/ccload/engine/responsesws"
 	"github.com/ccload/ccload/engine/spend"
 	"github.com/ccload/ccload/engine/upstream"
@@ -27,6 +28,7 @@ import (
 	"github.com/ccload/ccload/protocol"
 	"github.com/ccload/ccload/protocol/passthrough"
 	"github.com/ccload/ccload/store"
+	"github.com/fasthttp/websocket"
 	"github.com/valyala/fasthttp"
 )
 
@@ -87,7 +89,7 @@ type Engine struct {
 	clock  clock.Clock
 	log    *slog.Logger
 	reg    *registry // all runtime state that outlives a snapshot (registry.go)
-	bus    *Bus
+	bus    *live.Bus
 	active *active
 
 	// observer says whether a request may see /health's details; set
@@ -133,7 +135,7 @@ func New(opts Options) *Engine {
 	// The session store reports to the transport's stats, which live
 	// with the engine's other WebSocket counters.
 	e.reg.wsSessions = responsesws.NewSessions(&e.ws.stats)
-	e.bus = NewBus()
+	e.bus = live.NewBus()
 	e.active = newActive()
 	e.upstream = upstream.New(opts.Transport, opts.UpstreamRoots)
 	e.started = e.clock.Now()
@@ -223,6 +225,19 @@ func (e *Engine) route(ctx *fasthttp.RequestCtx) bool {
 	}
 	e.serveProxy(ctx, ep)
 	return true
+}
+
+// isSocket reports whether the request asks to upgrade a Responses path
+// to the WebSocket transport.
+func isSocket(ctx *fasthttp.RequestCtx) bool {
+	if !ctx.IsGet() || !websocket.FastHTTPIsWebSocketUpgrade(ctx) {
+		return false
+	}
+	switch string(ctx.Path()) {
+	case "/v1/responses", "/responses", "/backend-api/codex/responses":
+		return true
+	}
+	return false
 }
 
 // parseEndpoint maps a method and path to a proxy endpoint (design §4).

@@ -8,6 +8,7 @@ import (
 	"github.com/ccload/ccload/config"
 	"github.com/ccload/ccload/engine/cooldown"
 	"github.com/ccload/ccload/engine/failure"
+	"github.com/ccload/ccload/engine/live"
 	"github.com/ccload/ccload/internal/clock"
 	"github.com/ccload/ccload/pricing"
 	"github.com/ccload/ccload/protocol"
@@ -244,7 +245,7 @@ func (e *Engine) finish(r *request) {
 	delete(e.active.reqs, r.id)
 	e.active.mu.Unlock()
 	end := e.bus.Active()
-	var endEv Event
+	var endEv live.Event
 	if end {
 		endEv = r.event("end", e.clock.Now())
 	}
@@ -288,7 +289,7 @@ func (e *Engine) finish(r *request) {
 	}
 	if end {
 		endEv.Cost = row.Cost
-		e.bus.publish(endEv)
+		e.bus.Publish(endEv)
 	}
 	e.reg.ledger.Settle(rec.token, r.costReserved, row.Channel, clock.UTCDay(row.Time), row.Cost)
 	if len(rec.attempts) > 0 {

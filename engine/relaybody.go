@@ -1,10 +1,14 @@
 package engine
 
 import (
+	"fmt"
 	"io"
+	"runtime/debug"
 	"sync"
 
 	"github.com/valyala/fasthttp"
+
+	"github.com/ccload/ccload/protocol"
 )
 
 // relayBody is a stream's response body. fasthttp writes it from the
@@ -49,6 +53,22 @@ func (b *relayBody) relay(w io.Writer) {
 	defer e.recoverStream(w, r)
 	defer a.close()
 	run(w)
+}
+
+// recoverStream is deferred by relay, before (so it runs after) nothing
+// but finish. The relay runs after the handler returned, out of
+// recoverRequest's reach, where an unrecovered panic would end the
+// process: a panic mid-stream instead ends the client's stream with its
+// protocol's error event, and the row says why.
+func (e *Engine) recoverStream(w io.Writer, r *request) {
+	v := recover()
+	if v == nil {
+		return
+	}
+	e.log.Error("panic while relaying a stream; stream ended with an error event", "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+	msg := "internal error in ccload while relaying this stream"
+	_, _ = w.Write(protocol.ErrorEvent(r.ep.family, fasthttp.StatusInternalServerError, msg)) // one flushed chunk (relayBody); a failed write means the client is gone
+	r.rec.fail(fasthttp.StatusInternalServerError, fmt.Sprintf("panic: %v", v), true)
 }
 
 // SupportsBodyWriteTo tells fasthttp to use WriteTo rather than Read.

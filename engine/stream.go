@@ -246,7 +246,7 @@ func (s *relayState) progress() {
 	}
 	s.lastProgress = now
 	s.r.rec.setUsage(s.usage())
-	s.e.bus.publish(s.r.event("progress", now))
+	s.e.bus.Publish(s.r.event("progress", now))
 }
 
 func (s *relayState) usage() convert.Usage { return s.c.relay.usage() }

@@ -41,19 +41,6 @@ func (e *Engine) WebSockets() *responsesws.Stats {
 // with a token the browser happens to hold.
 var upgrader = websocket.FastHTTPUpgrader{EnableCompression: true}
 
-// isSocket reports whether the request asks to upgrade a Responses path
-// to the WebSocket transport.
-func isSocket(ctx *fasthttp.RequestCtx) bool {
-	if !ctx.IsGet() || !websocket.FastHTTPIsWebSocketUpgrade(ctx) {
-		return false
-	}
-	switch string(ctx.Path()) {
-	case "/v1/responses", "/responses", "/backend-api/codex/responses":
-		return true
-	}
-	return false
-}
-
 // serveSocket authenticates and admits an upgrade with the same token
 // rules as HTTP (a refused upgrade gets the HTTP error and nothing goes
 // upstream), then serves its turns, each through serveProxy like any

@@ -4,8 +4,8 @@ import "time"
 
 // Event is one step of a client request: "start", "first_byte", "progress"
 // or "end", as /admin/events streams it and /admin/active lists it. It
-// mirrors engine.Event field for field (admin converts, and a test keeps the
-// two JSON forms equal) so that a client needs no engine.
+// mirrors live.Event (engine/live) field for field (admin converts, and a
+// test keeps the two JSON forms equal) so that a client needs no engine.
 type Event struct {
 	Type             string    `json:"type"`
 	ID               uint64    `json:"id"`

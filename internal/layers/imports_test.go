@@ -25,6 +25,7 @@ var importRules = []struct {
 	{"internal/gcfloor", []string{"*"}, "a runtime setting is a leaf"},
 	{"internal/termtext", []string{"*"}, "laying out text for a terminal is a leaf"},
 	{"internal/rawsock", []string{"*"}, "socket calls are a leaf"},
+	{"engine/live", []string{"*"}, "the live request events are a leaf: the engine builds them, admin streams them"},
 	{"engine/upstream", []string{"engine", "config", "protocol", "store", "pricing"}, "the upstream client moves bytes; it knows no route, config or wire format"},
 	{"engine/listen", []string{"engine", "config", "protocol", "store", "pricing"}, "the client listener watches sockets; it knows no request, config or wire format"},
 	{"engine/spend", []string{"engine"}, "the cost ledger is state the engine keeps; it knows no request"},

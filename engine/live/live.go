@@ -1,7 +1,10 @@
-package engine
+// Package live holds what the live views of the gateway (`ccload top`,
+// the dashboard, /admin/events) read of the requests in flight: the Event
+// that describes one step of a request, and the Bus that fans events out
+// to subscribers. It knows no request; the engine builds each event.
+package live
 
 import (
-	"net/url"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -71,7 +74,9 @@ func (b *Bus) Active() bool { return b.n.Load() > 0 }
 // Dropped is the number of events lost to slow subscribers.
 func (b *Bus) Dropped() int64 { return b.dropped.Load() }
 
-func (b *Bus) publish(ev Event) {
+// Publish hands ev to every subscriber whose buffer has room and counts
+// it as dropped for the others; it never blocks.
+func (b *Bus) Publish(ev Event) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for ch := range b.subs {
@@ -81,56 +86,4 @@ func (b *Bus) publish(ev Event) {
 			b.dropped.Add(1)
 		}
 	}
-}
-
-// active tracks requests in flight for /admin/active and the events.
-type active struct {
-	mu   sync.Mutex
-	reqs map[uint64]*request
-	next atomic.Uint64
-}
-
-func newActive() *active { return &active{reqs: map[uint64]*request{}} }
-
-// Active lists the requests in flight now, as "progress" events.
-func (e *Engine) Active() []Event {
-	now := e.clock.Now()
-	e.active.mu.Lock()
-	defer e.active.mu.Unlock()
-	out := make([]Event, 0, len(e.active.reqs))
-	for _, r := range e.active.reqs {
-		out = append(out, r.event("progress", now))
-	}
-	return out
-}
-
-// Events is the engine's event bus.
-func (e *Engine) Events() *Bus { return e.bus }
-
-// event describes r at now. Only fields written before the request went
-// into the active map, or kept by the record, are read here.
-func (r *request) event(typ string, now time.Time) Event {
-	v := r.rec.view()
-	ev := Event{
-		Type: typ, ID: r.id, Time: now, Token: r.rec.token, ClientProtocol: r.rec.clientProtocol,
-		Model: r.model, Stream: r.stream, ElapsedMs: now.Sub(r.start).Milliseconds(), Attempts: v.attempts,
-		TTFBMs: v.ttfb.Milliseconds(), InputTokens: v.usage.Input, OutputTokens: v.usage.Output,
-		Status: v.status, Error: v.errText,
-	}
-	if v.attempts > 0 {
-		a := &v.route
-		ev.Channel, ev.UpstreamProtocol, ev.URLHost = a.Channel, string(a.Protocol), host(a.URL)
-		if !v.won {
-			ev.FailureScope = string(a.Scope)
-		}
-	}
-	return ev
-}
-
-func host(u string) string {
-	p, err := url.Parse(u)
-	if err != nil {
-		return ""
-	}
-	return p.Host
 }
