@@ -148,3 +148,22 @@ func TestTLSUpstreamHangsUpMidStream(t *testing.T) {
 		t.Fatalf("row %+v", r)
 	}
 }
+
+// Streamed answers over TLS leave their connection reusable: once a
+// stream's last event and the body's end have come, the next request goes
+// out on the same connection, not on a fresh TLS handshake.
+func TestTLSStreamedAnswersReuseTheConnection(t *testing.T) {
+	m, u, opts := startTLSMock(t, mockupstream.Options{})
+	g := startGatewayWith(t, strings.ReplaceAll(nativeConfig, "{{MOCK}}", u), opts)
+	hdr := map[string]string{"x-api-key": testToken}
+	body := `{"model":"claude-client","max_tokens":8,"stream":true,"messages":[{"role":"user","content":"hi"}]}`
+	for i := range 4 {
+		resp, got := post(t, g.URL+"/v1/messages", body, hdr)
+		if resp.StatusCode != 200 || !strings.Contains(got, "message_stop") {
+			t.Fatalf("request %d: status %d body %s", i, resp.StatusCode, got)
+		}
+	}
+	if n := m.Connections(); n != 1 {
+		t.Fatalf("the upstream accepted %d connections for 4 streams in sequence, want 1", n)
+	}
+}

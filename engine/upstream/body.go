@@ -61,6 +61,16 @@ func (b *h1Body) BeforeWait(f func()) bool {
 	return true
 }
 
+// buffered reads, for a streamed body, what the connection holds already
+// without reading the socket (fillBuffered): the events that came
+// together then go out together, before a read that may wait.
+func (b *h1Body) buffered() (bool, error) {
+	if b.beforeRead == nil {
+		return false, nil
+	}
+	return b.c.fillBuffered()
+}
+
 // beforeSocketRead runs before each read of the body that may wait for
 // the upstream.
 func (b *h1Body) beforeSocketRead() {
@@ -169,12 +179,16 @@ func (b *h1Body) read(p []byte) (int, error) {
 func (b *h1Body) data(p []byte) (int, error) {
 	c := b.c
 	if c.r == c.w {
-		b.beforeSocketRead()
-		if len(p) >= len(c.buf) {
-			return c.readSock(p)
-		}
-		if err := c.fill(); err != nil {
+		if ok, err := b.buffered(); err != nil {
 			return 0, err
+		} else if !ok {
+			b.beforeSocketRead()
+			if len(p) >= len(c.buf) {
+				return c.readSock(p)
+			}
+			if err := c.fill(); err != nil {
+				return 0, err
+			}
 		}
 	}
 	n := copy(p, c.buf[c.r:c.w])

@@ -95,6 +95,11 @@ func (b *h1Body) line() ([]byte, error) {
 			return nil, errors.New("upstream answer: chunk line too long")
 		}
 		seen = max(0, c.w-c.r-len(crlf)+1)
+		if ok, err := b.buffered(); err != nil {
+			return nil, unexpected(err)
+		} else if ok {
+			continue
+		}
 		b.beforeSocketRead()
 		if err := c.fill(); err != nil {
 			return nil, unexpected(err)

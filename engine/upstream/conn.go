@@ -22,6 +22,7 @@ type h1Conn struct {
 	// tc is the TLS connection over nc for an https:// target, which
 	// reads and writes go through; nil for plain http.
 	tc   *tls.Conn
+	rec  *recordConn   // between tc and nc (fillBuffered); nil for plain http
 	sock *rawsock.Conn // nil when nc is not a TCP socket; with tc only its idle check
 	addr string
 
@@ -130,16 +131,22 @@ func (c *h1Conn) setDeadline(t time.Time) error {
 	return c.nc.SetDeadline(t)
 }
 
-// fill reads from the socket into buf, after making room. It returns
-// io.EOF only when the upstream closed the connection.
-func (c *h1Conn) fill() error {
+// room makes room at the end of buf for a read, moving what is unread to
+// its start; false when buf is full of unread bytes.
+func (c *h1Conn) room() bool {
 	if c.r == c.w {
 		c.r, c.w = 0, 0
 	} else if c.w == len(c.buf) && c.r > 0 {
 		c.w = copy(c.buf, c.buf[c.r:c.w])
 		c.r = 0
 	}
-	if c.w == len(c.buf) {
+	return c.w < len(c.buf)
+}
+
+// fill reads from the socket into buf, after making room. It returns
+// io.EOF only when the upstream closed the connection.
+func (c *h1Conn) fill() error {
+	if !c.room() {
 		return errors.New("upstream answer: line too long")
 	}
 	n, err := c.readSock(c.buf[c.w:])

@@ -18,11 +18,13 @@ import (
 // back to the runtime.
 //
 // With cfg it also runs the TLS handshake there, within the same timeout,
-// and returns the TLS connection beside the TCP one.
-func dialAside(addr string, timeout time.Duration, cfg *tls.Config) (net.Conn, *tls.Conn, error) {
+// and returns the TLS connection beside the TCP one, with the recordConn
+// between them.
+func dialAside(addr string, timeout time.Duration, cfg *tls.Config) (net.Conn, *tls.Conn, *recordConn, error) {
 	type dialed struct {
 		c   net.Conn
 		tc  *tls.Conn
+		rc  *recordConn
 		err error
 	}
 	ch := make(chan dialed, 1)
@@ -31,20 +33,20 @@ func dialAside(addr string, timeout time.Duration, cfg *tls.Config) (net.Conn, *
 		start := time.Now()
 		c, err := d.Dial("tcp", addr)
 		if err != nil || cfg == nil {
-			ch <- dialed{c, nil, err}
+			ch <- dialed{c, nil, nil, err}
 			return
 		}
-		tc := tls.Client(c, cfg)
+		tc, rc := tlsClient(c, cfg)
 		ctx, cancel := context.WithTimeout(context.Background(), timeout-time.Since(start))
 		err = tc.HandshakeContext(ctx)
 		cancel()
 		if err != nil {
 			c.Close()
-			ch <- dialed{nil, nil, err}
+			ch <- dialed{nil, nil, nil, err}
 			return
 		}
-		ch <- dialed{c, tc, nil}
+		ch <- dialed{c, tc, rc, nil}
 	}()
 	r := <-ch
-	return r.c, r.tc, r.err
+	return r.c, r.tc, r.rc, r.err
 }

@@ -122,11 +122,11 @@ func (u *h1Client) conn(rq *Request, t h1Target, fresh bool) (c *h1Conn, reused 
 	if t.tls {
 		cfg = u.tls.config(t.addr)
 	}
-	nc, tc, err := dialAside(t.addr, timeout, cfg)
+	nc, tc, rc, err := dialAside(t.addr, timeout, cfg)
 	if err != nil {
 		return nil, false, err
 	}
-	c = &h1Conn{nc: nc, tc: tc, sock: rawsock.New(nc), addr: addr}
+	c = &h1Conn{nc: nc, tc: tc, rec: rc, sock: rawsock.New(nc), addr: addr}
 	if rq.Watch {
 		c.private = true
 		ctx := rq.Ctx // not rq: the func would take it to the heap

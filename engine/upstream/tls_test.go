@@ -122,3 +122,45 @@ func TestH1ClientRefusesAnUntrustedCertificate(t *testing.T) {
 		t.Error("the request reached the upstream")
 	}
 }
+
+// Events that arrived in one socket read come out before the body waits
+// again: a streamed body's BeforeWait (the relay's flush) runs once per
+// wait for the upstream, not once per TLS record, though crypto/tls hands
+// out one record per Read.
+func TestH1ClientTLSRecordsReadTogetherWaitOnce(t *testing.T) {
+	const events = 5
+	written, finish := make(chan struct{}), make(chan struct{})
+	s, _ := tlsUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		for i := range events {
+			fmt.Fprintf(w, "data: %d\n\n", i)
+			w.(http.Flusher).Flush() // one TLS record each
+		}
+		close(written)
+		<-finish
+	})
+	target, _ := parseH1Target(s.URL + "/")
+	resp, err := trusting(s).do(&Request{Ctx: t.Context(), URL: s.URL + "/", Body: []byte("{}"), Header: func(HeaderSetter) {}}, target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	waits := 0
+	if !resp.Body.(*h1Body).BeforeWait(func() { waits++ }) {
+		t.Fatal("a streamed body refused BeforeWait")
+	}
+	<-written // every record is in the socket's buffer before the first Read
+	var got strings.Builder
+	buf := make([]byte, 256)
+	for !strings.Contains(got.String(), fmt.Sprintf("data: %d", events-1)) {
+		n, err := resp.Body.Read(buf)
+		got.Write(buf[:n])
+		if err != nil {
+			t.Fatalf("after %q: %v", got.String(), err)
+		}
+	}
+	close(finish)
+	if waits > 1 {
+		t.Errorf("BeforeWait ran %d times for %d events that were all in the socket's buffer, want at most 1", waits, events)
+	}
+}
